@@ -1,0 +1,5 @@
+export { ERROR_CODES, EnvgenError, isEnvgenError, describeError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export { createLogger, silentLogger } from './logger.js';
+export type { Logger, LogFields, LogLevel, LoggerOptions } from './logger.js';
+export { sha256, stableStringify, hashValue } from './hash.js';

@@ -1,0 +1,65 @@
+/**
+ * A parsed `--repo` value.
+ * - `github`: `owner/name[@ref]`, cloned from the configured base URL (default https://github.com).
+ * - `git`: any git URL (https, ssh, file://, or a path ending in .git), optional `@ref` suffix for URLs.
+ * - `local`: a local directory; a plain tree (no .git) is snapshotted into a commit.
+ * - `debian`: `debian:SOURCE[=VERSION]`, the upstream tree of a Debian source package.
+ */
+export type RepoSpec =
+  | { kind: 'github'; owner: string; name: string; ref: string | null; raw: string }
+  | { kind: 'git'; url: string; ref: string | null; raw: string }
+  | { kind: 'local'; path: string; raw: string }
+  | { kind: 'debian'; source: string; version: string | null; raw: string };
+
+/** A repo resolved to a pinned commit in the mirror cache. */
+export interface ResolvedRepo {
+  spec: RepoSpec;
+  /** `owner/name` used in ids and output (`debian/toolz` for `debian:toolz`). */
+  owner: string;
+  name: string;
+  /** Full 40-hex commit sha every later step uses as its base. */
+  commit: string;
+  /** Bare mirror in the cache (or the user's own repo for local git dirs); never modified by jobs. */
+  mirror: string;
+  /** Debian packages the repo's tests need (from Build-Depends), empty for other kinds. */
+  aptPackages: string[];
+  /** Human notes gathered while acquiring (e.g. "uncommitted changes ignored"). */
+  notes: string[];
+}
+
+/** A job's own checkout of a resolved repo at its commit. */
+export interface Worktree {
+  path: string;
+  commit: string;
+  /** Removes the checkout. Idempotent. */
+  remove(): Promise<void>;
+}
+
+/**
+ * How to run a repo's tests. Detected from the tree, then overridden by a profile file
+ * (configs/profiles/<owner>__<name>.json or the user's config).
+ */
+export interface Profile {
+  /** Interpreter inside the sandbox (default `/usr/bin/python3`). */
+  python: string;
+  /** Extra environment, e.g. PYTHONPATH=src for src layouts. */
+  env: Record<string, string>;
+  /** Debian packages the tests need (installed on the host for `local`, baked into the image for `docker`). */
+  aptPackages: string[];
+  /** Shell commands run once in the worktree before tests (e.g. building extensions); usually empty. */
+  install: string[];
+  /** Arguments to pytest after `python -m pytest` (paths or options), e.g. ["tests"]. */
+  testArgs: string[];
+  /** Globs of test files, repo-relative (test_*.py, *_test.py, tests/**, conftest.py). */
+  testGlobs: string[];
+  /** Repo-relative source files (Python files that are not tests), sorted. */
+  sourceFiles: string[];
+  /** Repo-relative test files, sorted. */
+  testFiles: string[];
+  /** Node ids passed to pytest as --deselect. */
+  deselect: string[];
+  /** Per-run wall-clock limit of the whole suite, ms. */
+  timeoutMs: number;
+  /** Where each setting came from, e.g. {"env.PYTHONPATH": "src layout"}, for `envgen env` output. */
+  provenance: Record<string, string>;
+}

@@ -1,0 +1,55 @@
+/** Outcome of one test, keyed by pytest node id (`tests/test_x.py::TestC::test_m[p]`). */
+export type TestOutcome = 'passed' | 'failed' | 'error' | 'skipped';
+
+export interface TestResult {
+  outcome: TestOutcome;
+  /** Seconds spent in setup + call + teardown. */
+  duration: number;
+}
+
+/** A file pytest could not collect (import error, syntax error...). */
+export interface CollectionError {
+  nodeid: string;
+  message: string;
+}
+
+/** One pytest run in a sandbox. */
+export interface TestRun {
+  results: Record<string, TestResult>;
+  collectionErrors: CollectionError[];
+  /**
+   * How the run ended: `completed` (pytest finished, whatever the test outcomes), `timeout`,
+   * `crashed` (pytest died or printed no results; see `output`), `interrupted` (memory or
+   * process limit).
+   */
+  status: 'completed' | 'timeout' | 'crashed' | 'interrupted';
+  exitCode: number | null;
+  seconds: number;
+  /** Tail of pytest's own output, for error messages. */
+  output: string;
+}
+
+/** A covered function: repo-relative file and the entity's qualified name. */
+export interface CoveredEntity {
+  file: string;
+  qualifiedName: string;
+}
+
+/**
+ * The clean repo's behaviour: per-test results of two runs, flaky tests (outcome differed),
+ * and which tests executed which entities.
+ */
+export interface Baseline {
+  commit: string;
+  profileHash: string;
+  /** Results of the first run, flaky tests included. */
+  results: Record<string, TestResult>;
+  /** Node ids whose outcome differed between the two runs; used nowhere after. */
+  flaky: string[];
+  collectionErrors: CollectionError[];
+  /** Entity key (`file:qualifiedName`) → node ids of tests that executed it. */
+  coverage: Record<string, string[]>;
+  /** Wall seconds of each suite run. */
+  suiteSeconds: number[];
+  createdAt: string;
+}
