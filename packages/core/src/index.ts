@@ -3,3 +3,5 @@ export type { ErrorCode } from './errors.js';
 export { createLogger, silentLogger } from './logger.js';
 export type { Logger, LogFields, LogLevel, LoggerOptions } from './logger.js';
 export { sha256, stableStringify, hashValue } from './hash.js';
+export { createRng } from './rng.js';
+export type { Rng } from './rng.js';
