@@ -1,1 +1,7 @@
-export {};
+export { parsePython, hasSyntaxErrors, sameSyntaxTree } from './parse.js';
+export type { Tree, SyntaxNode } from './parse.js';
+export { extractEntities, findEnclosingEntity } from './entities.js';
+export type { FindEnclosingEntityOptions } from './entities.js';
+export { createOffsetMap } from './offsets.js';
+export type { OffsetMap } from './offsets.js';
+export type { Entity, EntityKind, FileEntities } from './types.js';
