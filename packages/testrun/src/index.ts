@@ -1,1 +1,10 @@
-export {};
+export type { TestOutcome, TestResult, CollectionError, TestRun, CoveredEntity, Baseline } from './types.js';
+export { openPytestSandbox, pytestMounts, PYTEST_SUPPORT_DIR, SANDBOX_SUPPORT_DIR, SANDBOX_OUT_DIR } from './pytest-sandbox.js';
+export type { PytestSandbox, OpenPytestSandboxOptions } from './pytest-sandbox.js';
+export { runPytest, buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs } from './run-pytest.js';
+export type { PytestRun, PytestCoverage, RunPytestOptions } from './run-pytest.js';
+export { buildBaseline, loadCachedBaseline, baselinePath, findFlaky } from './baseline.js';
+export type { BuildBaselineOptions, BaselineProgress } from './baseline.js';
+export { mapCoverage, entityKey } from './coverage-map.js';
+export { summarizeResults, coveredEntities, countCoverage } from './summary.js';
+export type { ResultSummary } from './summary.js';

@@ -49,6 +49,8 @@ export interface Baseline {
   collectionErrors: CollectionError[];
   /** Entity key (`file:qualifiedName`) → node ids of tests that executed it. */
   coverage: Record<string, string[]>;
+  /** Entity keys of every function and method in the profile's source files, sorted. */
+  functions: string[];
   /** Wall seconds of each suite run. */
   suiteSeconds: number[];
   createdAt: string;

@@ -1,0 +1,274 @@
+"""envgen's pytest plugin: per-test outcomes and (optionally) which functions each test ran.
+
+Loaded with ``-p envgen_pytest`` (the directory of this file on PYTHONPATH). Inert unless
+the environment names a results file:
+
+- ``ENVGEN_RESULTS``: path of the JSON file written (atomically) at the end of the session.
+- ``ENVGEN_COVERAGE=1``: also record, per test, the code objects that started executing.
+
+Works on Python 3.8-3.13 with the standard library only. The JSON file holds::
+
+    {"version": 1, "exitstatus": int, "interrupted": bool,
+     "results": {nodeid: {"outcome": "passed|failed|error|skipped", "duration": float}},
+     "collectionErrors": [{"nodeid": str, "message": str}],
+     "coverage": {nodeid: {relpath: [co_firstlineno, ...]}}}   # only with ENVGEN_COVERAGE=1
+"""
+
+import atexit
+import json
+import os
+import signal
+import sys
+import threading
+
+import pytest
+
+_RESULTS_ENV = "ENVGEN_RESULTS"
+_COVERAGE_ENV = "ENVGEN_COVERAGE"
+_MESSAGE_LIMIT = 500
+_PLUGIN_NAME = "envgen-recorder"
+
+
+def _short_message(report):
+    """The most telling line of a failed collection report (the exception line)."""
+    text = getattr(report, "longreprtext", None) or str(report.longrepr or "")
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    exception_lines = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if exception_lines:
+        # Prefer the last "Error:" line (the exception raised), else the last E line.
+        for line in reversed(exception_lines):
+            if "Error" in line or "Exception" in line:
+                return line[:_MESSAGE_LIMIT]
+        return exception_lines[-1][:_MESSAGE_LIMIT]
+    return (lines[-1] if lines else "collection failed")[:_MESSAGE_LIMIT]
+
+
+class _CallTracer:
+    """Python <= 3.11: a global trace function that notes each new frame's code object.
+
+    It returns None, so no per-line or per-return events are generated: the cost is one
+    small Python call per Python function call.
+    """
+
+    def __init__(self):
+        self._box = [set()]
+
+    def start(self):
+        box = self._box
+
+        def tracer(frame, event, arg):
+            box[0].add(frame.f_code)
+
+        self._tracer = tracer
+        threading.settrace(tracer)
+        sys.settrace(tracer)
+
+    def begin(self):
+        self._box[0] = set()
+        # A test may have replaced or cleared the tracer of the main thread.
+        if sys.gettrace() is not self._tracer:
+            sys.settrace(self._tracer)
+
+    def end(self):
+        codes = self._box[0]
+        self._box[0] = set()
+        return codes
+
+    def stop(self):
+        sys.settrace(None)
+        threading.settrace(None)
+
+
+class _MonitoringTracer:
+    """Python >= 3.12: sys.monitoring PY_START events, disabled per code object after the
+    first sighting and re-armed between tests, so each function costs one callback per test."""
+
+    def __init__(self):
+        self._codes = set()
+        self._tool = None
+
+    def start(self):
+        monitoring = sys.monitoring
+        for tool in (monitoring.COVERAGE_ID, 2, 3, 4):
+            if monitoring.get_tool(tool) is None:
+                monitoring.use_tool_id(tool, "envgen")
+                self._tool = tool
+                break
+        if self._tool is None:
+            return
+        disable = monitoring.DISABLE
+        box = [self._codes]
+        self._box = box
+
+        def on_start(code, offset):
+            box[0].add(code)
+            return disable
+
+        monitoring.register_callback(self._tool, monitoring.events.PY_START, on_start)
+        monitoring.set_events(self._tool, monitoring.events.PY_START)
+
+    def begin(self):
+        if self._tool is None:
+            return
+        self._box[0] = set()
+        sys.monitoring.restart_events()
+
+    def end(self):
+        if self._tool is None:
+            return set()
+        codes = self._box[0]
+        self._box[0] = set()
+        return codes
+
+    def stop(self):
+        if self._tool is None:
+            return
+        monitoring = sys.monitoring
+        monitoring.set_events(self._tool, 0)
+        monitoring.register_callback(self._tool, monitoring.events.PY_START, None)
+        monitoring.free_tool_id(self._tool)
+        self._tool = None
+
+
+class _Recorder:
+    def __init__(self, config, results_path, coverage):
+        self.rootdir = os.path.realpath(str(getattr(config, "rootpath", None) or config.rootdir))
+        self.cwd = os.getcwd()
+        self.results_path = results_path
+        self.results = {}
+        self.collection_errors = []
+        self.coverage = {} if coverage else None
+        self.exitstatus = None
+        self.interrupted = False
+        self.written = False
+        self._file_keys = {}
+        self._plugin_dir = os.path.dirname(os.path.realpath(__file__))
+        self.tracer = None
+        if coverage:
+            self.tracer = _MonitoringTracer() if hasattr(sys, "monitoring") else _CallTracer()
+            self.tracer.start()
+
+    # -- outcomes ---------------------------------------------------------------------
+
+    def record_report(self, report):
+        entry = self.results.get(report.nodeid)
+        if entry is None:
+            entry = {"outcome": None, "duration": 0.0}
+            self.results[report.nodeid] = entry
+        entry["duration"] += float(getattr(report, "duration", 0.0) or 0.0)
+        if report.when == "call":
+            entry["outcome"] = "failed" if report.failed else "skipped" if report.skipped else "passed"
+        elif report.failed:
+            # Setup or teardown failure; a test that already failed in its call stays failed.
+            if entry["outcome"] != "failed":
+                entry["outcome"] = "error"
+        elif report.skipped and report.when == "setup":
+            entry["outcome"] = "skipped"
+
+    def record_collect(self, report):
+        if report.failed:
+            self.collection_errors.append({"nodeid": report.nodeid, "message": _short_message(report)})
+
+    # -- coverage ---------------------------------------------------------------------
+
+    def _file_key(self, filename):
+        """Repo-relative path of a code object's file, or None when it is outside the repo."""
+        key = self._file_keys.get(filename, False)
+        if key is not False:
+            return key
+        key = None
+        if filename and not filename.startswith("<"):
+            path = filename if os.path.isabs(filename) else os.path.join(self.cwd, filename)
+            path = os.path.realpath(path)
+            inside = path.startswith(self.rootdir + os.sep)
+            vendored = "site-packages" in path or "dist-packages" in path
+            if inside and not vendored and not path.startswith(self._plugin_dir + os.sep):
+                key = os.path.relpath(path, self.rootdir).replace(os.sep, "/")
+        self._file_keys[filename] = key
+        return key
+
+    def begin_test(self):
+        if self.tracer is not None:
+            self.tracer.begin()
+
+    def end_test(self, nodeid):
+        if self.tracer is None:
+            return
+        per_file = self.coverage.setdefault(nodeid, {})
+        for code in self.tracer.end():
+            key = self._file_key(code.co_filename)
+            if key is not None:
+                per_file.setdefault(key, set()).add(code.co_firstlineno)
+
+    # -- output -----------------------------------------------------------------------
+
+    def write(self):
+        if self.written:
+            return
+        self.written = True
+        if self.tracer is not None:
+            self.tracer.stop()
+        payload = {
+            "version": 1,
+            "exitstatus": self.exitstatus,
+            "interrupted": self.interrupted,
+            # A test interrupted before its call phase reported has no outcome.
+            "results": {k: v for k, v in self.results.items() if v["outcome"] is not None},
+            "collectionErrors": self.collection_errors,
+        }
+        if self.coverage is not None:
+            payload["coverage"] = {
+                nodeid: {path: sorted(lines) for path, lines in sorted(files.items())}
+                for nodeid, files in self.coverage.items()
+            }
+        temp = "%s.tmp%d" % (self.results_path, os.getpid())
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump(payload, handle)
+        os.replace(temp, self.results_path)
+
+
+class _Plugin:
+    def __init__(self, recorder):
+        self.recorder = recorder
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.recorder.begin_test()
+        try:
+            yield
+        finally:
+            self.recorder.end_test(item.nodeid)
+
+    def pytest_runtest_logreport(self, report):
+        self.recorder.record_report(report)
+
+    def pytest_collectreport(self, report):
+        self.recorder.record_collect(report)
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        self.recorder.interrupted = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        self.recorder.exitstatus = int(exitstatus)
+        self.recorder.write()
+
+
+def _interrupt_on_sigterm(signum, frame):
+    # Turn a polite kill into KeyboardInterrupt so pytest unwinds and sessionfinish writes.
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def pytest_configure(config):
+    results_path = os.environ.get(_RESULTS_ENV)
+    if not results_path or config.pluginmanager.has_plugin(_PLUGIN_NAME):
+        return
+    # Only the main process of a session records (not pytest-xdist workers).
+    if hasattr(config, "workerinput"):
+        return
+    recorder = _Recorder(config, results_path, os.environ.get(_COVERAGE_ENV) == "1")
+    config.pluginmanager.register(_Plugin(recorder), _PLUGIN_NAME)
+    if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    atexit.register(recorder.write)

@@ -1,0 +1,177 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@envgen/core';
+import { profileHash } from '@envgen/repo';
+import { createSandboxProvider } from '@envgen/sandbox';
+import type { Sandbox, SandboxOptions, SandboxProvider } from '@envgen/sandbox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { baselinePath, buildBaseline, loadCachedBaseline } from './baseline.js';
+import { coveredEntities } from './summary.js';
+import { fixtureProfile, writeFixtureRepo } from './test-helpers.js';
+import type { Baseline } from './types.js';
+
+/** The real local provider, counting the sandboxes it opens. */
+function countingProvider(): SandboxProvider & { opened: number } {
+  const inner = createSandboxProvider('local', { logger: silentLogger });
+  const counting = {
+    kind: inner.kind,
+    opened: 0,
+    ensureAvailable: () => inner.ensureAvailable(),
+    open: (options: SandboxOptions): Promise<Sandbox> => {
+      counting.opened += 1;
+      return inner.open(options);
+    },
+  };
+  return counting;
+}
+
+const COINS = 16;
+
+const REPO = {
+  'pkg/__init__.py': '',
+  'pkg/shapes.py': `import functools
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args)
+    return wrapper
+
+
+def area(w, h):
+    def checked(v):
+        if v < 0:
+            raise ValueError(v)
+        return v
+    return checked(w) * checked(h)
+
+
+@logged
+def perimeter(w, h):
+    return 2 * (w + h)
+
+
+class Square:
+    def __init__(self, side):
+        self.side = side
+
+    def area(self):
+        return area(self.side, self.side)
+
+    @property
+    def diagonal(self):
+        return self.side * 2 ** 0.5
+
+
+def never_called():
+    return None
+`,
+  'tests/test_shapes.py': `import os
+import pytest
+from pkg.shapes import Square, area, perimeter
+
+
+def test_area():
+    assert area(2, 3) == 6
+
+
+def test_perimeter():
+    assert perimeter(2, 3) == 10
+
+
+class TestSquare:
+    def test_area(self):
+        assert Square(3).area() == 9
+
+    def test_diagonal_fails(self):
+        assert Square(1).diagonal == 2
+
+
+def test_no_code():
+    assert True
+
+
+@pytest.mark.parametrize("i", range(${COINS}))
+def test_coin(i):
+    assert os.urandom(1)[0] % 2 == 0
+`,
+};
+
+describe('buildBaseline in the local sandbox', () => {
+  let home: string;
+  let worktree: string;
+  const provider = countingProvider();
+  const profile = fixtureProfile({ sourceFiles: ['pkg/__init__.py', 'pkg/shapes.py'], testFiles: ['tests/test_shapes.py'] });
+  let baseline: Baseline;
+
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'envgen-testrun-home-'));
+    worktree = await writeFixtureRepo(REPO);
+    baseline = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home });
+  });
+
+  afterAll(async () => {
+    await rm(home, { recursive: true, force: true });
+    await rm(worktree, { recursive: true, force: true });
+  });
+
+  it('runs the suite twice in two sandboxes and keeps the first run results', () => {
+    expect(provider.opened).toBe(2);
+    expect(baseline.suiteSeconds).toHaveLength(2);
+    expect(baseline.results['tests/test_shapes.py::test_area']?.outcome).toBe('passed');
+    expect(baseline.results['tests/test_shapes.py::TestSquare::test_diagonal_fails']?.outcome).toBe('failed');
+    expect(Object.keys(baseline.results)).toHaveLength(5 + COINS);
+  });
+
+  it('marks tests whose outcome differs between the runs as flaky', () => {
+    // Each coin test passes with probability 1/2 per run: all 16 agreeing has odds 2^-16.
+    expect(baseline.flaky.length).toBeGreaterThan(0);
+    for (const nodeId of baseline.flaky) expect(nodeId).toMatch(/^tests\/test_shapes\.py::test_coin\[\d+\]$/);
+  });
+
+  it('maps coverage to exactly the functions and methods each test ran', () => {
+    expect(baseline.coverage).toEqual({
+      'pkg/shapes.py:Square.__init__': ['tests/test_shapes.py::TestSquare::test_area', 'tests/test_shapes.py::TestSquare::test_diagonal_fails'],
+      'pkg/shapes.py:Square.area': ['tests/test_shapes.py::TestSquare::test_area'],
+      'pkg/shapes.py:Square.diagonal': ['tests/test_shapes.py::TestSquare::test_diagonal_fails'],
+      'pkg/shapes.py:area': ['tests/test_shapes.py::TestSquare::test_area', 'tests/test_shapes.py::test_area'],
+      'pkg/shapes.py:logged': ['tests/test_shapes.py::test_perimeter'],
+      'pkg/shapes.py:perimeter': ['tests/test_shapes.py::test_perimeter'],
+    });
+    expect(baseline.functions).toEqual([
+      'pkg/shapes.py:Square.__init__',
+      'pkg/shapes.py:Square.area',
+      'pkg/shapes.py:Square.diagonal',
+      'pkg/shapes.py:area',
+      'pkg/shapes.py:logged',
+      'pkg/shapes.py:never_called',
+      'pkg/shapes.py:perimeter',
+    ]);
+    expect(coveredEntities(baseline).map((entity) => entity.qualifiedName)).toEqual(['Square.__init__', 'Square.area', 'area', 'logged', 'perimeter']);
+  });
+
+  it('caches the baseline atomically and answers the second call without running pytest', async () => {
+    const path = baselinePath(home, 'a'.repeat(40), profileHash(profile));
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(baseline);
+    expect(await loadCachedBaseline(home, 'a'.repeat(40), profile)).toEqual(baseline);
+    const again = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home });
+    expect(again).toEqual(baseline);
+    expect(provider.opened).toBe(2);
+    const refreshed = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home, cache: 'refresh' });
+    expect(provider.opened).toBe(4);
+    expect(refreshed.coverage).toEqual(baseline.coverage);
+  });
+
+  it('fails with a clear error when the clean suite hangs', async () => {
+    const hanging = await writeFixtureRepo({ 'tests/test_hang.py': 'import time\n\ndef test_hang():\n    time.sleep(600)\n' });
+    try {
+      await expect(
+        buildBaseline({ worktree: hanging, commit: 'b'.repeat(40), profile: fixtureProfile({ timeoutMs: 3_000 }), sandboxProvider: provider, home }),
+      ).rejects.toMatchObject({ code: 'test-run-failed', message: expect.stringContaining('timeoutMs') });
+    } finally {
+      await rm(hanging, { recursive: true, force: true });
+    }
+  });
+});

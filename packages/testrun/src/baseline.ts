@@ -1,0 +1,219 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { EnvgenError, describeError, silentLogger } from '@envgen/core';
+import type { Logger } from '@envgen/core';
+import { extractEntities } from '@envgen/python';
+import type { Entity } from '@envgen/python';
+import { profileHash } from '@envgen/repo';
+import type { Profile } from '@envgen/repo';
+import type { SandboxProvider } from '@envgen/sandbox';
+import { entityKey, mapCoverage } from './coverage-map.js';
+import { openPytestSandbox } from './pytest-sandbox.js';
+import { runPytest } from './run-pytest.js';
+import type { PytestRun } from './run-pytest.js';
+import type { Baseline, CollectionError, TestResult } from './types.js';
+
+const execFileAsync = promisify(execFile);
+
+/** A step of {@link buildBaseline}, for progress display. */
+export interface BaselineProgress {
+  step: 'cached' | 'copying' | 'running' | 'mapping' | 'done';
+  message: string;
+}
+
+/** Options of {@link buildBaseline}. */
+export interface BuildBaselineOptions {
+  /** Host path of a checkout of `commit`; it is copied, never modified. */
+  worktree: string;
+  commit: string;
+  profile: Profile;
+  sandboxProvider: SandboxProvider;
+  /** envgen's home directory; baselines are cached under `<home>/baselines/`. */
+  home: string;
+  /** `use` (default) answers from the cache when it can; `refresh` always rebuilds. */
+  cache?: 'use' | 'refresh';
+  logger?: Logger;
+  onProgress?: (progress: BaselineProgress) => void;
+}
+
+/** Where the baseline of (`commit`, `hash`) is cached. */
+export function baselinePath(home: string, commit: string, hash: string): string {
+  return join(home, 'baselines', `${commit}-${hash}.json`);
+}
+
+function isBaseline(value: unknown, commit: string, hash: string): value is Baseline {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<Baseline>;
+  return (
+    candidate.commit === commit &&
+    candidate.profileHash === hash &&
+    typeof candidate.results === 'object' &&
+    candidate.results !== null &&
+    Array.isArray(candidate.flaky) &&
+    Array.isArray(candidate.collectionErrors) &&
+    typeof candidate.coverage === 'object' &&
+    candidate.coverage !== null &&
+    Array.isArray(candidate.functions) &&
+    Array.isArray(candidate.suiteSeconds)
+  );
+}
+
+/**
+ * The cached baseline of (`commit`, `profile`), or null when none is cached. Throws
+ * EnvgenError `store-corrupt` when the cache file exists but cannot be read as a baseline.
+ */
+export async function loadCachedBaseline(home: string, commit: string, profile: Profile): Promise<Baseline | null> {
+  const hash = profileHash(profile);
+  const path = baselinePath(home, commit, hash);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new EnvgenError('store-corrupt', `Cached baseline ${path} is not valid JSON; delete it or rebuild with cache 'refresh'.`, { cause: error });
+  }
+  if (!isBaseline(data, commit, hash)) {
+    throw new EnvgenError('store-corrupt', `Cached baseline ${path} does not hold a baseline of ${commit}; delete it or rebuild with cache 'refresh'.`);
+  }
+  return data;
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  try {
+    await writeFile(temp, text);
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Copies a tree without its `.git` (a worktree's `.git` points back at the mirror; tests
+ * get the files, including untracked build outputs of the profile's install steps).
+ */
+async function copyTree(source: string, destination: string): Promise<void> {
+  await mkdir(destination, { recursive: true });
+  const entries = (await readdir(source)).filter((name) => name !== '.git');
+  if (entries.length === 0) return;
+  await execFileAsync('cp', ['-a', '--reflink=auto', ...entries.map((name) => join(source, name)), destination]);
+}
+
+/** Node ids whose outcome differs between the runs, or that only one run has. */
+export function findFlaky(first: Record<string, TestResult>, second: Record<string, TestResult>): string[] {
+  const ids = new Set([...Object.keys(first), ...Object.keys(second)]);
+  return [...ids].filter((id) => first[id]?.outcome !== second[id]?.outcome).sort();
+}
+
+function mergeCollectionErrors(...lists: CollectionError[][]): CollectionError[] {
+  const byId = new Map<string, CollectionError>();
+  for (const error of lists.flat()) if (!byId.has(error.nodeid)) byId.set(error.nodeid, error);
+  return [...byId.values()];
+}
+
+async function readEntities(worktree: string, files: readonly string[], logger: Logger): Promise<Map<string, Entity[]>> {
+  const entities = new Map<string, Entity[]>();
+  for (const file of files) {
+    let source: string;
+    try {
+      source = await readFile(join(worktree, file), 'utf8');
+    } catch (error) {
+      logger.warn('source file listed by the profile is unreadable', { file, error: describeError(error) });
+      continue;
+    }
+    entities.set(file, extractEntities(source, file).entities);
+  }
+  return entities;
+}
+
+function assertCompleted(run: PytestRun, label: string, profile: Profile): void {
+  if (run.status === 'completed') return;
+  const hint =
+    run.status === 'timeout'
+      ? `raise the profile's timeoutMs (${profile.timeoutMs} ms) or deselect the hanging test`
+      : 'check the profile (python, env, testArgs, aptPackages) against the output';
+  throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
+}
+
+/**
+ * The clean repo's baseline: the suite runs twice at once, in two sandboxes over two
+ * copies of `worktree` (coverage recorded in one of them); tests whose outcome differs are
+ * flaky. Coverage is mapped to function/method entities of the profile's source files.
+ * Cached per (commit, profile hash) under `<home>/baselines/`; throws EnvgenError
+ * `test-run-failed` when the clean suite times out or crashes.
+ */
+export async function buildBaseline(options: BuildBaselineOptions): Promise<Baseline> {
+  const { profile, commit } = options;
+  const logger = options.logger ?? silentLogger;
+  const progress = options.onProgress ?? (() => undefined);
+  const hash = profileHash(profile);
+  const path = baselinePath(options.home, commit, hash);
+  if ((options.cache ?? 'use') === 'use') {
+    try {
+      const cached = await loadCachedBaseline(options.home, commit, profile);
+      if (cached !== null) {
+        progress({ step: 'cached', message: `baseline from cache ${path}` });
+        return cached;
+      }
+    } catch (error) {
+      logger.warn('ignoring unreadable cached baseline', { path, error: describeError(error) });
+    }
+  }
+
+  const scratch = await mkdtemp(join(tmpdir(), 'envgen-baseline-'));
+  try {
+    progress({ step: 'copying', message: 'copying the worktree twice' });
+    const trees = [join(scratch, 'plain'), join(scratch, 'traced')] as const;
+    await Promise.all(trees.map((tree) => copyTree(options.worktree, tree)));
+
+    progress({ step: 'running', message: 'running the clean suite twice (one with coverage)' });
+    const [plain, traced] = await Promise.all(
+      trees.map(async (tree, index) => {
+        const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
+        try {
+          return await runPytest(target, profile, { coverage: index === 1, logger });
+        } finally {
+          await target.close();
+        }
+      }),
+    );
+    if (plain === undefined || traced === undefined) throw new EnvgenError('internal', 'Baseline runs are missing.');
+    assertCompleted(plain, 'first run', profile);
+    assertCompleted(traced, 'coverage run', profile);
+
+    progress({ step: 'mapping', message: 'mapping coverage to functions' });
+    const entities = await readEntities(options.worktree, profile.sourceFiles, logger);
+    const functions = [...entities]
+      .flatMap(([file, list]) => list.filter((entity) => entity.kind !== 'class').map((entity) => entityKey(file, entity.qualifiedName)))
+      .sort();
+    const baseline: Baseline = {
+      commit,
+      profileHash: hash,
+      results: plain.results,
+      flaky: findFlaky(plain.results, traced.results),
+      collectionErrors: mergeCollectionErrors(plain.collectionErrors, traced.collectionErrors),
+      coverage: mapCoverage(traced.coverage ?? {}, (file) => entities.get(file) ?? null),
+      functions,
+      suiteSeconds: [plain.seconds, traced.seconds],
+      createdAt: new Date().toISOString(),
+    };
+    await writeAtomically(path, JSON.stringify(baseline));
+    logger.debug('baseline built', { path, tests: Object.keys(baseline.results).length, flaky: baseline.flaky.length });
+    progress({ step: 'done', message: `baseline cached at ${path}` });
+    return baseline;
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}

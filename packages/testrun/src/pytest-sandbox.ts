@@ -1,0 +1,81 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Sandbox, SandboxLimits, SandboxMount, SandboxProvider } from '@envgen/sandbox';
+
+/** Host directory of envgen's pytest plugin (`envgen_pytest.py`), shipped beside `src/`. */
+export const PYTEST_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
+/** Where the plugin's directory appears inside a sandbox (read-only). */
+export const SANDBOX_SUPPORT_DIR = '/tmp/envgen-support';
+/** Where result files are written inside a sandbox (read-write, shared with the host). */
+export const SANDBOX_OUT_DIR = '/tmp/envgen-out';
+
+/** A sandbox with envgen's pytest plugin mounted and a host directory receiving result files. */
+export interface PytestSandbox {
+  sandbox: Sandbox;
+  /** Host directory mounted read-write at {@link SANDBOX_OUT_DIR}. */
+  outDir: string;
+  /** Disposes the sandbox and removes `outDir`. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openPytestSandbox}. */
+export interface OpenPytestSandboxOptions {
+  /** Host path of the worktree the tests run in. */
+  worktree: string;
+  /** Default limits of every command in this sandbox. */
+  limits?: Partial<SandboxLimits>;
+  /** Extra environment of every command. */
+  env?: Record<string, string>;
+  /** docker: image to run. */
+  image?: string;
+}
+
+/** The mounts {@link runPytest} needs: the plugin (ro) and `outDir` (rw). */
+export function pytestMounts(outDir: string): SandboxMount[] {
+  return [
+    { source: PYTEST_SUPPORT_DIR, target: SANDBOX_SUPPORT_DIR, readonly: true },
+    { source: outDir, target: SANDBOX_OUT_DIR, readonly: false },
+  ];
+}
+
+/**
+ * Opens a sandbox over `worktree` ready for {@link runPytest}: the plugin directory is
+ * mounted (not copied), and a fresh host directory receives the result files.
+ */
+export async function openPytestSandbox(
+  provider: SandboxProvider,
+  options: OpenPytestSandboxOptions,
+): Promise<PytestSandbox> {
+  const outDir = await mkdtemp(join(tmpdir(), 'envgen-testrun-'));
+  // Containers may run tests as another user; the directory only ever holds result files.
+  await chmod(outDir, 0o777);
+  let sandbox: Sandbox;
+  try {
+    sandbox = await provider.open({
+      worktree: options.worktree,
+      mounts: pytestMounts(outDir),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(options.image === undefined ? {} : { image: options.image }),
+    });
+  } catch (error) {
+    await rm(outDir, { recursive: true, force: true });
+    throw error;
+  }
+  let closed = false;
+  return {
+    sandbox,
+    outDir,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      try {
+        await sandbox.dispose();
+      } finally {
+        await rm(outDir, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { silentLogger } from '@envgen/core';
+import { createSandboxProvider } from '@envgen/sandbox';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPytestSandbox } from './pytest-sandbox.js';
+import { runPytest } from './run-pytest.js';
+import type { RunPytestOptions } from './run-pytest.js';
+import { fixtureProfile, writeFixtureRepo } from './test-helpers.js';
+import type { Profile } from '@envgen/repo';
+
+const provider = createSandboxProvider('local', { logger: silentLogger });
+const trees: string[] = [];
+
+afterAll(async () => {
+  await Promise.all(trees.map((tree) => rm(tree, { recursive: true, force: true })));
+});
+
+async function runFixture(files: Record<string, string>, profile: Profile = fixtureProfile(), options: RunPytestOptions = {}) {
+  const tree = await writeFixtureRepo(files);
+  trees.push(tree);
+  const target = await openPytestSandbox(provider, { worktree: tree });
+  try {
+    return await runPytest(target, profile, options);
+  } finally {
+    await target.close();
+  }
+}
+
+const ESCAPE_PATH = '/var/tmp/envgen-testrun-escape-probe';
+
+const OUTCOMES_REPO = {
+  'tests/test_outcomes.py': `import pytest
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture boom")
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("teardown boom")
+
+def test_pass():
+    assert 1 + 1 == 2
+
+def test_fail():
+    assert 1 + 1 == 3
+
+def test_error(broken):
+    pass
+
+def test_teardown_error(broken_teardown):
+    pass
+
+@pytest.mark.skip(reason="not today")
+def test_skip():
+    pass
+
+@pytest.mark.xfail
+def test_xfail():
+    assert False
+
+@pytest.mark.xfail
+def test_xpass():
+    pass
+
+@pytest.mark.xfail(strict=True)
+def test_xpass_strict():
+    pass
+
+@pytest.mark.parametrize("s", ["a b", "[x]", "c::d"])
+def test_param(s):
+    assert s
+
+class TestGroup:
+    def test_method(self):
+        assert True
+
+def test_write_outside_tree():
+    with open(${JSON.stringify(ESCAPE_PATH)}, "w") as handle:
+        handle.write("escaped")
+`,
+  'tests/test_broken.py': 'import module_that_does_not_exist_xyz\n\ndef test_never():\n    pass\n',
+};
+
+describe('runPytest in the local sandbox', () => {
+  it('records every outcome by exact node id, collection errors apart', async () => {
+    const run = await runFixture(OUTCOMES_REPO);
+    expect(run.status).toBe('completed');
+    expect(run.exitCode).toBe(1);
+    const outcomes = Object.fromEntries(Object.entries(run.results).map(([id, result]) => [id, result.outcome]));
+    expect(outcomes).toEqual({
+      'tests/test_outcomes.py::test_pass': 'passed',
+      'tests/test_outcomes.py::test_fail': 'failed',
+      'tests/test_outcomes.py::test_error': 'error',
+      'tests/test_outcomes.py::test_teardown_error': 'error',
+      'tests/test_outcomes.py::test_skip': 'skipped',
+      'tests/test_outcomes.py::test_xfail': 'skipped',
+      'tests/test_outcomes.py::test_xpass': 'passed',
+      'tests/test_outcomes.py::test_xpass_strict': 'failed',
+      'tests/test_outcomes.py::test_param[a b]': 'passed',
+      'tests/test_outcomes.py::test_param[[x]]': 'passed',
+      'tests/test_outcomes.py::test_param[c::d]': 'passed',
+      'tests/test_outcomes.py::TestGroup::test_method': 'passed',
+      'tests/test_outcomes.py::test_write_outside_tree': 'failed',
+    });
+    expect(existsSync(ESCAPE_PATH)).toBe(false);
+    expect(run.collectionErrors).toEqual([
+      { nodeid: 'tests/test_broken.py', message: "ModuleNotFoundError: No module named 'module_that_does_not_exist_xyz'" },
+    ]);
+    for (const result of Object.values(run.results)) expect(result.duration).toBeGreaterThan(0);
+  });
+
+  it('runs exactly the given node ids, brackets and spaces included', async () => {
+    const run = await runFixture(OUTCOMES_REPO, fixtureProfile(), {
+      nodeIds: ['tests/test_outcomes.py::test_param[a b]', 'tests/test_outcomes.py::TestGroup::test_method'],
+    });
+    expect(run.status).toBe('completed');
+    expect(Object.keys(run.results).sort()).toEqual([
+      'tests/test_outcomes.py::TestGroup::test_method',
+      'tests/test_outcomes.py::test_param[a b]',
+    ]);
+  });
+
+  it('honours the profile: deselected tests, env and src layout', async () => {
+    const run = await runFixture(
+      {
+        'src/lib.py': 'import os\n\ndef mode():\n    return os.environ["LIB_MODE"]\n',
+        'tests/test_lib.py': 'from lib import mode\n\ndef test_mode():\n    assert mode() == "fast"\n\ndef test_dropped():\n    assert False\n',
+      },
+      fixtureProfile({ env: { PYTHONPATH: 'src', LIB_MODE: 'fast' }, deselect: ['tests/test_lib.py::test_dropped'] }),
+    );
+    expect(run.results).toEqual({ 'tests/test_lib.py::test_mode': { outcome: 'passed', duration: expect.any(Number) } });
+  });
+
+  it('reports a repo whose only test file fails to import as a collection error', async () => {
+    const run = await runFixture({ 'tests/test_only.py': 'import missing_dependency_abc\n\ndef test_a():\n    pass\n' });
+    expect(run.status).toBe('completed');
+    expect(run.results).toEqual({});
+    expect(run.collectionErrors).toEqual([
+      { nodeid: 'tests/test_only.py', message: "ModuleNotFoundError: No module named 'missing_dependency_abc'" },
+    ]);
+  });
+
+  it('reports a hanging suite as a timeout, keeping the tests that finished', async () => {
+    const run = await runFixture(
+      { 'tests/test_hang.py': 'import time\n\ndef test_quick():\n    pass\n\ndef test_hang():\n    time.sleep(600)\n' },
+      fixtureProfile(),
+      { timeoutMs: 4_000 },
+    );
+    expect(run.status).toBe('timeout');
+    expect(run.seconds).toBeLessThan(30);
+    expect(run.results).toEqual({ 'tests/test_hang.py::test_quick': { outcome: 'passed', duration: expect.any(Number) } });
+  });
+
+  it('reports a pytest that dies without results as crashed, with its output', async () => {
+    const run = await runFixture({ 'tests/test_die.py': 'import os\n\ndef test_die():\n    print("dying now", flush=True)\n    os._exit(3)\n' }, fixtureProfile({ testArgs: ['-s', 'tests'] }));
+    expect(run.status).toBe('crashed');
+    expect(run.results).toEqual({});
+    expect(run.output).toContain('dying now');
+  });
+
+  it('records per-test coverage of functions in the tree only', async () => {
+    const run = await runFixture(
+      {
+        'pkg/__init__.py': '',
+        'pkg/m.py': 'import json\n\n\ndef dump(x):\n    return json.dumps(x)\n\n\ndef unused():\n    return 0\n',
+        'tests/test_m.py': 'from pkg.m import dump\n\ndef test_dump():\n    assert dump(1) == "1"\n\ndef test_nothing():\n    pass\n',
+      },
+      fixtureProfile(),
+      { coverage: true },
+    );
+    expect(run.coverage).toEqual({
+      'tests/test_m.py::test_dump': { 'pkg/m.py': [4], 'tests/test_m.py': [3] },
+      'tests/test_m.py::test_nothing': { 'tests/test_m.py': [6] },
+    });
+  });
+});

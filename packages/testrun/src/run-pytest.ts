@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { silentLogger } from '@envgen/core';
+import type { Logger } from '@envgen/core';
+import type { Profile } from '@envgen/repo';
+import type { ExecResult } from '@envgen/sandbox';
+import { SANDBOX_OUT_DIR, SANDBOX_SUPPORT_DIR } from './pytest-sandbox.js';
+import type { PytestSandbox } from './pytest-sandbox.js';
+import type { CollectionError, TestOutcome, TestResult, TestRun } from './types.js';
+
+/** Per test node id: repo-relative file → first lines of the code objects it executed. */
+export type PytestCoverage = Record<string, Record<string, number[]>>;
+
+/** A {@link TestRun}, with the coverage map when it was asked for. */
+export interface PytestRun extends TestRun {
+  coverage?: PytestCoverage;
+}
+
+/** Options of {@link runPytest}. */
+export interface RunPytestOptions {
+  /** Run exactly these node ids instead of the profile's `testArgs`; `[]` runs nothing. */
+  nodeIds?: string[];
+  /** Record which functions each test executes (slower; see the plugin's tracer). */
+  coverage?: boolean;
+  /** Wall-clock limit of the whole run (default: the profile's `timeoutMs`). */
+  timeoutMs?: number;
+  logger?: Logger;
+}
+
+const OUTPUT_TAIL_CHARS = 4000;
+const OUTCOMES: ReadonlySet<string> = new Set<TestOutcome>(['passed', 'failed', 'error', 'skipped']);
+/** pytest exit codes of a session that ran to its end: ok, tests failed, nothing collected. */
+const COMPLETED_EXIT_CODES: ReadonlySet<number> = new Set([0, 1, 5]);
+const INTERRUPTED_EXIT_CODE = 2;
+/** Exit code of coreutils `timeout` when its deadline passed. */
+const SOFT_TIMEOUT_EXIT_CODE = 124;
+
+interface ResultsFile {
+  results: Record<string, TestResult>;
+  collectionErrors: CollectionError[];
+  coverage?: PytestCoverage;
+}
+
+/** The argv of one pytest run inside the sandbox. */
+export function buildPytestArgv(profile: Profile, workdir: string, nodeIds?: readonly string[]): string[] {
+  return [
+    profile.python,
+    '-m',
+    'pytest',
+    '-p',
+    'envgen_pytest',
+    '-p',
+    'no:cacheprovider',
+    '-q',
+    '-rN',
+    '--color=no',
+    `--rootdir=${workdir}`,
+    // One broken test file must not hide the results of all the others.
+    '--continue-on-collection-errors',
+    ...profile.deselect.map((nodeId) => `--deselect=${nodeId}`),
+    ...(nodeIds ?? profile.testArgs),
+  ];
+}
+
+/**
+ * The environment of one pytest run: the profile's, the plugin directory appended to
+ * PYTHONPATH, and no bytecode files (a same-size edit within the same second would
+ * otherwise run stale `.pyc` files, and the worktree stays clean).
+ */
+export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: boolean): Record<string, string> {
+  const pythonPath = [profile.env['PYTHONPATH'], SANDBOX_SUPPORT_DIR].filter((part) => part !== undefined && part !== '');
+  return {
+    ...profile.env,
+    PYTHONPATH: pythonPath.join(':'),
+    PYTHONDONTWRITEBYTECODE: '1',
+    ENVGEN_RESULTS: resultsFile,
+    ...(coverage ? { ENVGEN_COVERAGE: '1' } : {}),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validates the plugin's JSON; returns null when it is not of the expected shape. */
+export function parseResultsFile(text: string): ResultsFile | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(data) || !isRecord(data['results']) || !Array.isArray(data['collectionErrors'])) return null;
+  const results: Record<string, TestResult> = {};
+  for (const [nodeId, entry] of Object.entries(data['results'])) {
+    if (!isRecord(entry) || typeof entry['outcome'] !== 'string' || !OUTCOMES.has(entry['outcome'])) return null;
+    results[nodeId] = { outcome: entry['outcome'] as TestOutcome, duration: Number(entry['duration']) || 0 };
+  }
+  const collectionErrors: CollectionError[] = [];
+  for (const entry of data['collectionErrors'] as unknown[]) {
+    if (!isRecord(entry)) return null;
+    collectionErrors.push({ nodeid: String(entry['nodeid']), message: String(entry['message']) });
+  }
+  const parsed: ResultsFile = { results, collectionErrors };
+  if (isRecord(data['coverage'])) parsed.coverage = data['coverage'] as PytestCoverage;
+  return parsed;
+}
+
+function tailOf(exec: ExecResult): string {
+  const text = [exec.stdout.trimEnd(), exec.stderr.trimEnd()].filter((part) => part !== '').join('\n');
+  return text.length <= OUTPUT_TAIL_CHARS ? text : text.slice(-OUTPUT_TAIL_CHARS);
+}
+
+/**
+ * When pytest is sent SIGTERM, ahead of the sandbox's hard kill: the plugin turns SIGTERM
+ * into KeyboardInterrupt, so the results of the tests that finished are still written.
+ */
+export function softDeadlineMs(timeoutMs: number): number {
+  const grace = Math.min(10_000, Math.max(1_000, Math.round(timeoutMs / 10)));
+  return Math.max(timeoutMs - grace, Math.ceil(timeoutMs / 2));
+}
+
+function statusOf(exec: ExecResult, hasResults: boolean, softMs: number): TestRun['status'] {
+  if (exec.status === 'exited' && exec.exitCode === SOFT_TIMEOUT_EXIT_CODE && exec.durationMs >= softMs) return 'timeout';
+  switch (exec.status) {
+    case 'timeout':
+      return 'timeout';
+    case 'memory':
+    case 'processes':
+      return 'interrupted';
+    case 'killed':
+      return 'crashed';
+    case 'exited':
+      if (!hasResults || exec.exitCode === null) return 'crashed';
+      if (COMPLETED_EXIT_CODES.has(exec.exitCode)) return 'completed';
+      return exec.exitCode === INTERRUPTED_EXIT_CODE ? 'interrupted' : 'crashed';
+  }
+}
+
+/**
+ * Runs pytest in `target` (opened with {@link openPytestSandbox}) with envgen's plugin and
+ * returns per-test results read from the plugin's JSON file, never from pytest's text.
+ * Runs the profile's `testArgs`, or exactly `options.nodeIds`. Collection errors are
+ * reported as such; a timeout, a limit hit or a pytest that wrote no results is a status,
+ * not an exception. On a timeout, the results of the tests that finished are kept.
+ */
+export async function runPytest(target: PytestSandbox, profile: Profile, options: RunPytestOptions = {}): Promise<PytestRun> {
+  const logger = options.logger ?? silentLogger;
+  const coverage = options.coverage ?? false;
+  if (options.nodeIds !== undefined && options.nodeIds.length === 0) {
+    return { results: {}, collectionErrors: [], status: 'completed', exitCode: 0, seconds: 0, output: '', ...(coverage ? { coverage: {} } : {}) };
+  }
+  const fileName = `results-${randomUUID()}.json`;
+  const hostFile = join(target.outDir, fileName);
+  const timeoutMs = options.timeoutMs ?? profile.timeoutMs;
+  const softMs = softDeadlineMs(timeoutMs);
+  const argv = ['timeout', '--signal=TERM', `${softMs / 1000}s`, ...buildPytestArgv(profile, target.sandbox.workdir, options.nodeIds)];
+  logger.debug('running pytest', { tests: options.nodeIds?.length ?? 'suite', coverage, timeoutMs });
+  const exec = await target.sandbox.exec(argv, {
+    env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/${fileName}`, coverage),
+    limits: { timeoutMs },
+  });
+  let parsed: ResultsFile | null = null;
+  try {
+    parsed = parseResultsFile(await readFile(hostFile, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  } finally {
+    await rm(hostFile, { force: true });
+  }
+  const status = statusOf(exec, parsed !== null, softMs);
+  const run: PytestRun = {
+    results: parsed?.results ?? {},
+    collectionErrors: parsed?.collectionErrors ?? [],
+    status,
+    exitCode: exec.exitCode,
+    seconds: exec.durationMs / 1000,
+    output: tailOf(exec),
+  };
+  if (coverage) run.coverage = parsed?.coverage ?? {};
+  logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });
+  return run;
+}
