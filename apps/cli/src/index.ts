@@ -1,1 +1,6 @@
-export {};
+export { main, EXIT } from './main.js';
+export { runEnv, resolveProfile, openSandboxProvider } from './env-command.js';
+export type { EnvOptions, EnvReport } from './env-command.js';
+export { formatEnvReport, verdict } from './format-env.js';
+export { createContext } from './context.js';
+export type { CommandContext, GlobalOptions } from './context.js';

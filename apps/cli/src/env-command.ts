@@ -1,0 +1,140 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '@envgen/core';
+import type { Settings } from '@envgen/config';
+import { extractEntities } from '@envgen/python';
+import {
+  acquireRepo,
+  createWorktree,
+  detectProfile,
+  loadProfileOverrides,
+  parseRepoSpec,
+  shippedProfilesDir,
+  validateProfileOverrides,
+} from '@envgen/repo';
+import type { Profile, ResolvedRepo } from '@envgen/repo';
+import { createSandboxProvider } from '@envgen/sandbox';
+import type { SandboxProvider } from '@envgen/sandbox';
+import { buildBaseline, countCoverage, summarizeResults } from '@envgen/testrun';
+import type { Baseline, CollectionError, ResultSummary } from '@envgen/testrun';
+import { findMissingHostPackages } from './host-packages.js';
+import type { Progress } from './progress.js';
+
+/** Options of `envgen env`. */
+export interface EnvOptions {
+  repo: string;
+  /** Rebuild the baseline even when a cached one exists. */
+  refresh?: boolean;
+}
+
+/** What `envgen env` found; `--json` prints exactly this object. */
+export interface EnvReport {
+  repo: string;
+  owner: string;
+  name: string;
+  commit: string;
+  sandbox: Settings['sandbox'];
+  profile: Omit<Profile, 'sourceFiles' | 'testFiles'>;
+  sourceFiles: number;
+  testFiles: number;
+  entities: { functions: number; methods: number; classes: number };
+  tests: ResultSummary;
+  flaky: string[];
+  collectionErrors: CollectionError[];
+  suiteSeconds: number[];
+  coverage: { coveredFunctions: number; allFunctions: number };
+  missingAptPackages: string[];
+  notes: string[];
+  fromCache: boolean;
+  seconds: number;
+}
+
+/** The profile of a repo: detection, then shipped and user profile files, then the user's config. */
+export async function resolveProfile(worktree: string, repo: ResolvedRepo, settings: Settings): Promise<Profile> {
+  const overrides = await loadProfileOverrides(repo.owner, repo.name, { profilesDirs: [shippedProfilesDir(), ...settings.profilesDirs] });
+  const fromConfig = settings.profiles[`${repo.owner}/${repo.name}`];
+  if (fromConfig) {
+    overrides.push(validateProfileOverrides(fromConfig, `${settings.configFile ?? 'config'} profiles["${repo.owner}/${repo.name}"]`));
+  }
+  return detectProfile(worktree, { aptPackages: repo.aptPackages, overrides });
+}
+
+async function countEntities(worktree: string, files: readonly string[]): Promise<EnvReport['entities']> {
+  const counts = { functions: 0, methods: 0, classes: 0 };
+  for (const file of files) {
+    const source = await readFile(join(worktree, file), 'utf8');
+    for (const entity of extractEntities(source, file).entities) {
+      if (entity.kind === 'function') counts.functions += 1;
+      else if (entity.kind === 'method') counts.methods += 1;
+      else counts.classes += 1;
+    }
+  }
+  return counts;
+}
+
+/** Opens the configured sandbox backend, failing early with what to install or start. */
+export async function openSandboxProvider(settings: Settings, logger: Logger): Promise<SandboxProvider> {
+  const provider = createSandboxProvider(settings.sandbox, { logger, docker: { image: settings.dockerImage } });
+  await provider.ensureAvailable();
+  return provider;
+}
+
+/**
+ * `envgen env`: acquires the repo, detects its profile, and runs its clean suite twice in the
+ * sandbox with coverage (or answers from the baseline cache).
+ */
+export async function runEnv(options: EnvOptions, settings: Settings, logger: Logger, progress: Progress): Promise<EnvReport> {
+  const started = performance.now();
+  progress.phase(`acquiring ${options.repo}`);
+  const spec = parseRepoSpec(options.repo);
+  const provider = await openSandboxProvider(settings, logger);
+  const repo = await acquireRepo(spec, { home: settings.home, githubBaseUrl: settings.githubUrl, logger });
+  progress.phase(`checking out ${repo.owner}/${repo.name}@${repo.commit.slice(0, 8)}`);
+  const worktree = await createWorktree(repo, { home: settings.home });
+  try {
+    progress.phase('detecting the test profile');
+    const profile = await resolveProfile(worktree.path, repo, settings);
+    const missingAptPackages = settings.sandbox === 'docker' ? [] : await findMissingHostPackages(profile.aptPackages);
+    if (missingAptPackages.length > 0) {
+      logger.warn(`the tests may need Debian packages that are not installed: apt-get install -y ${missingAptPackages.join(' ')}`);
+    }
+    let fromCache = false;
+    const baseline: Baseline = await buildBaseline({
+      worktree: worktree.path,
+      commit: repo.commit,
+      profile,
+      sandboxProvider: provider,
+      home: settings.home,
+      cache: options.refresh ? 'refresh' : 'use',
+      logger,
+      onProgress: (step) => {
+        if (step.step === 'cached') fromCache = true;
+        progress.phase(step.message);
+      },
+    });
+    const { sourceFiles, testFiles, ...profileSettings } = profile;
+    const coverage = countCoverage(baseline);
+    return {
+      repo: `${repo.owner}/${repo.name}`,
+      owner: repo.owner,
+      name: repo.name,
+      commit: repo.commit,
+      sandbox: settings.sandbox,
+      profile: profileSettings,
+      sourceFiles: sourceFiles.length,
+      testFiles: testFiles.length,
+      entities: await countEntities(worktree.path, sourceFiles),
+      tests: summarizeResults(baseline.results, baseline.flaky),
+      flaky: baseline.flaky,
+      collectionErrors: baseline.collectionErrors,
+      suiteSeconds: baseline.suiteSeconds,
+      coverage: { coveredFunctions: coverage.covered, allFunctions: coverage.total },
+      missingAptPackages,
+      notes: repo.notes,
+      fromCache,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    await worktree.remove();
+  }
+}

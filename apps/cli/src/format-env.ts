@@ -1,0 +1,47 @@
+import type { EnvReport } from './env-command.js';
+
+function percent(part: number, whole: number): string {
+  return whole === 0 ? '0%' : `${Math.round((100 * part) / whole)}%`;
+}
+
+function describeProfile(report: EnvReport): string[] {
+  const { profile } = report;
+  const env = Object.entries(profile.env).map(([key, value]) => `${key}=${value}`);
+  const lines = [`${profile.python} -m pytest ${profile.testArgs.join(' ')}`.trimEnd()];
+  if (env.length > 0) lines.push(`env ${env.join(' ')}`);
+  if (profile.deselect.length > 0) lines.push(`deselected ${profile.deselect.length}: ${profile.deselect.join(' ')}`);
+  if (profile.aptPackages.length > 0) lines.push(`debian packages ${profile.aptPackages.join(' ')}`);
+  const sources = [...new Set(Object.values(profile.provenance))];
+  if (sources.length > 0) lines.push(`from ${sources.join('; ')}`);
+  return lines;
+}
+
+/** The human form of an `envgen env` report. */
+export function formatEnvReport(report: EnvReport): string {
+  const { tests, entities, coverage } = report;
+  const rows: Array<[string, string]> = [
+    ['repo', `${report.repo} @ ${report.commit}`],
+    ['sandbox', report.sandbox],
+    ...describeProfile(report).map((line, index): [string, string] => [index === 0 ? 'profile' : '', line]),
+    ['files', `${report.sourceFiles} source · ${report.testFiles} test`],
+    ['entities', `${entities.functions} functions · ${entities.methods} methods · ${entities.classes} classes`],
+    ['tests', `${tests.passed} passed · ${tests.failed} failed · ${tests.error} errors · ${tests.skipped} skipped · ${tests.flaky} flaky`],
+    ['suite', report.suiteSeconds.map((seconds) => `${seconds.toFixed(2)} s`).join(' / ') + (report.fromCache ? ' (cached baseline)' : '')],
+    ['coverage', `${coverage.coveredFunctions} / ${coverage.allFunctions} functions covered by passing tests (${percent(coverage.coveredFunctions, coverage.allFunctions)})`],
+  ];
+  for (const error of report.collectionErrors) rows.push(['collection', `${error.nodeid}: ${error.message.split('\n')[0] ?? ''}`]);
+  for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
+  if (report.missingAptPackages.length > 0) rows.push(['missing', `apt-get install -y ${report.missingAptPackages.join(' ')}`]);
+  for (const note of report.notes) rows.push(['note', note]);
+  const width = Math.max(...rows.map(([label]) => label.length));
+  const body = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');
+  return `${body}\n\n${verdict(report)} (${report.seconds.toFixed(1)} s)`;
+}
+
+/** One sentence: can envgen use this repo? */
+export function verdict(report: EnvReport): string {
+  if (report.tests.passed === 0) {
+    return `envgen cannot use ${report.repo}: no test passed on the clean repo in the ${report.sandbox} sandbox`;
+  }
+  return `envgen can run ${report.repo}'s tests safely in the ${report.sandbox} sandbox`;
+}

@@ -1,0 +1,91 @@
+import { Command, CommanderError, Option } from 'commander';
+import { describeError, isEnvgenError } from '@envgen/core';
+import { createContext } from './context.js';
+import type { GlobalOptions } from './context.js';
+import { runEnv } from './env-command.js';
+import { formatEnvReport, verdict } from './format-env.js';
+import { createProgress } from './progress.js';
+
+/** Exit codes of every command. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+const defaultIo: Io = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  env: process.env,
+};
+
+function addGlobalOptions(command: Command): Command {
+  return command
+    .option('--home <dir>', 'cache and data directory (env ENVGEN_HOME)')
+    .option('--config <file>', 'config file (env ENVGEN_CONFIG; default ./envgen.config.json, ~/.config/envgen/config.json)')
+    .addOption(new Option('--sandbox <kind>', 'where untrusted code runs (env ENVGEN_SANDBOX)').choices(['local', 'docker', 'none']))
+    .addOption(new Option('--log-level <level>', 'log detail (env ENVGEN_LOG_LEVEL)').choices(['debug', 'info', 'warn', 'error', 'silent']))
+    .option('--json', 'print one JSON object instead of text');
+}
+
+function buildProgram(io: Io, setExit: (code: number) => void): Command {
+  const program = new Command('envgen')
+    .description('Turn real Python repositories into verified training environments for code agents.')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride();
+
+  addGlobalOptions(
+    program
+      .command('env')
+      .description("Check that envgen can run a repo's tests safely: acquire it, detect how to test it, run the clean suite twice in the sandbox with coverage.")
+      .requiredOption('--repo <repo>', 'owner/name[@ref], a git URL, a local directory, or debian:SOURCE[=VERSION]')
+      .option('--refresh', 'rebuild the baseline even when a cached one exists'),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ envgen env --repo debian:toolz\n  $ envgen env --repo pytoolz/toolz@0.12.1 --sandbox docker --json\n  $ envgen env --repo ./my-project --refresh',
+    )
+    .action(async (options: GlobalOptions & { repo: string; refresh?: boolean }) => {
+      const { settings, logger } = createContext(options, io.env);
+      const progress = createProgress({ quiet: options.json === true });
+      try {
+        const report = await runEnv({ repo: options.repo, refresh: options.refresh }, settings, logger, progress);
+        progress.stop();
+        io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatEnvReport(report)}\n`);
+        if (report.tests.passed === 0) {
+          if (options.json) io.stderr(`${verdict(report)}\n`);
+          setExit(EXIT.failed);
+        }
+      } finally {
+        progress.stop();
+      }
+    });
+
+  return program;
+}
+
+/** Runs the CLI on `argv` (without node and script) and returns the exit code; never exits. */
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here with exit code 0.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (isEnvgenError(error)) {
+      io.stderr(`envgen: ${error.message}\n`);
+      return error.code === 'usage' || error.code === 'config-invalid' || error.code === 'repo-spec-invalid' ? EXIT.usage : EXIT.failed;
+    }
+    io.stderr(`envgen: internal error: ${describeError(error)}\n${error instanceof Error ? (error.stack ?? '') : ''}\n`);
+    return EXIT.failed;
+  }
+}

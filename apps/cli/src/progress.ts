@@ -1,0 +1,51 @@
+import cliProgress from 'cli-progress';
+
+/** Reports the phases of a long command: a live bar on a terminal, plain lines elsewhere. */
+export interface Progress {
+  /** Starts phase `label`; `total` steps when known (e.g. candidates). */
+  phase(label: string, total?: number): void;
+  /** Advances the current phase by `steps`. */
+  tick(steps?: number): void;
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  /** Where lines go (stderr, so stdout stays clean for --json). */
+  stream?: NodeJS.WriteStream;
+  /** Nothing at all (e.g. tests). */
+  quiet?: boolean;
+}
+
+/** A progress reporter: a cli-progress bar on a TTY, one line per phase otherwise. */
+export function createProgress(options: ProgressOptions = {}): Progress {
+  const stream = options.stream ?? process.stderr;
+  if (options.quiet) return { phase: () => undefined, tick: () => undefined, stop: () => undefined };
+  if (!stream.isTTY) {
+    const started = Date.now();
+    return {
+      phase: (label) => stream.write(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${label}\n`),
+      tick: () => undefined,
+      stop: () => undefined,
+    };
+  }
+  const bar = new cliProgress.SingleBar(
+    { stream, format: ' {bar} {value}/{total} {phase} ({duration}s)', hideCursor: true, clearOnComplete: true },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    phase: (label, total = 1) => {
+      if (!started) {
+        bar.start(total, 0, { phase: label });
+        started = true;
+      } else {
+        bar.setTotal(total);
+        bar.update(0, { phase: label });
+      }
+    },
+    tick: (steps = 1) => bar.increment(steps),
+    stop: () => {
+      if (started) bar.stop();
+    },
+  };
+}

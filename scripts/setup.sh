@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what envgen needs on a fresh Debian machine, then builds it. Idempotent and
+# quick when everything is already there. Usage: bash scripts/setup.sh [--with-docker]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: the sandbox, Debian's Python with pytest, and the test dependencies
+# of the corpus projects the test suite uses.
+apt_packages=(git xz-utils bubblewrap python3 python3-pytest python3-yaml python3-pathspec python3-json-pointer)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: not root; run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# npm packages; native addons (tree-sitter) build against the system's Node headers.
+export npm_config_nodedir=/usr
+if [ ! -d node_modules/tree-sitter/build ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm packages"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+echo "setup: building"
+npx turbo run build --output-logs=errors-only
+
+if [ "${1:-}" = "--with-docker" ]; then
+  bash scripts/start-docker.sh
+fi
