@@ -1,0 +1,168 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isEnvgenError } from '@envgen/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { acquireRepo } from './acquire.js';
+import { parseRepoSpec } from './spec.js';
+import { createWorktree } from './worktree.js';
+
+const root = mkdtempSync(join(tmpdir(), 'envgen-acquire-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+let counter = 0;
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, ...IDENTITY } }).trim();
+}
+
+function writeTree(dir: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), text);
+  }
+}
+
+/** A work repo with two commits (tag v1 on the first) plus its bare clone at `<base>/<owner>/<name>.git`. */
+function makeUpstream(base: string, owner: string, name: string): { work: string; bare: string; first: string; second: string } {
+  const work = join(root, `work-${(counter += 1)}`);
+  writeTree(work, { 'pkg/__init__.py': 'VALUE = 1\n', 'tests/test_pkg.py': 'def test_v(): pass\n' });
+  git(work, 'init', '--quiet', '--initial-branch=main');
+  git(work, 'add', '.');
+  git(work, 'commit', '--quiet', '-m', 'one');
+  git(work, 'tag', 'v1');
+  const first = git(work, 'rev-parse', 'HEAD');
+  writeTree(work, { 'pkg/__init__.py': 'VALUE = 2\n' });
+  git(work, 'commit', '--quiet', '-am', 'two');
+  const second = git(work, 'rev-parse', 'HEAD');
+  const bare = join(base, owner, `${name}.git`);
+  mkdirSync(dirname(bare), { recursive: true });
+  git(root, 'clone', '--quiet', '--bare', work, bare);
+  return { work, bare, first, second };
+}
+
+/**
+ * Every file of a git dir with its content hash: refs, objects, index, config. (Git may bump a
+ * shared pack's mtime when a borrower writes an object the pack already has; content is what counts.)
+ */
+function repoState(gitDir: string): string {
+  return readdirSync(gitDir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort()
+    .map((path) => `${path} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`)
+    .join('\n');
+}
+
+describe('acquireRepo: github and git URLs', () => {
+  const base = join(root, 'github');
+  const upstream = makeUpstream(base, 'acme', 'widgets');
+  const home = join(root, 'home-github');
+  const options = { home, githubBaseUrl: `file://${base}` };
+
+  it('mirrors owner/name from the base URL and resolves HEAD, tags and shas', async () => {
+    const head = await acquireRepo(parseRepoSpec('acme/widgets'), options);
+    expect(head).toMatchObject({ owner: 'acme', name: 'widgets', commit: upstream.second, aptPackages: [], notes: [] });
+    expect(head.mirror.startsWith(join(home, 'mirrors', 'git'))).toBe(true);
+    expect(git(head.mirror, 'rev-parse', '--is-bare-repository')).toBe('true');
+    expect((await acquireRepo(parseRepoSpec('acme/widgets@v1'), options)).commit).toBe(upstream.first);
+    expect((await acquireRepo(parseRepoSpec(`acme/widgets@${upstream.first.slice(0, 10)}`), options)).commit).toBe(upstream.first);
+  });
+
+  it('fetches a ref the mirror lacks, and reuses the mirror without the network once it has it', async () => {
+    git(upstream.work, 'tag', 'v2');
+    git(upstream.work, 'push', '--quiet', upstream.bare, 'v2');
+    const v2 = await acquireRepo(parseRepoSpec('acme/widgets@v2'), options);
+    expect(v2.commit).toBe(upstream.second);
+    // The upstream disappears: cached refs and shas still resolve, a new ref says what to check.
+    renameSync(upstream.bare, `${upstream.bare}.gone`);
+    try {
+      expect((await acquireRepo(parseRepoSpec(`acme/widgets@${upstream.first}`), options)).commit).toBe(upstream.first);
+      expect((await acquireRepo(parseRepoSpec('acme/widgets@v2'), options)).commit).toBe(upstream.second);
+      const error = await acquireRepo(parseRepoSpec('acme/widgets@v3'), options).catch((caught: unknown) => caught);
+      expect(isEnvgenError(error, 'repo-unavailable')).toBe(true);
+      expect((error as Error).message).toContain('ENVGEN_GITHUB_URL');
+    } finally {
+      renameSync(`${upstream.bare}.gone`, upstream.bare);
+    }
+  });
+
+  it('says which repo is missing and what to check', async () => {
+    const error = await acquireRepo(parseRepoSpec('acme/nothing'), options).catch((caught: unknown) => caught);
+    expect(isEnvgenError(error, 'repo-unavailable')).toBe(true);
+    expect((error as Error).message).toContain('acme/nothing');
+    expect((error as Error).message).toContain(`file://${base}`);
+  });
+
+  it('mirrors a file:// git URL with a ref', async () => {
+    const repo = await acquireRepo(parseRepoSpec(`file://${upstream.bare}@v1`), { home });
+    expect(repo).toMatchObject({ owner: 'acme', name: 'widgets', commit: upstream.first });
+    expect(repo.mirror).toMatch(new RegExp(`^${home}/mirrors/git/file/.*/acme/widgets-[0-9a-f]{8}\\.git$`));
+  });
+
+  it('creates a worktree at the commit without modifying the mirror, and removes it', async () => {
+    const repo = await acquireRepo(parseRepoSpec('acme/widgets@v1'), options);
+    const before = repoState(repo.mirror);
+    const worktree = await createWorktree(repo, { home });
+    expect(worktree.path.startsWith(join(home, 'worktrees'))).toBe(true);
+    expect(readFileSync(join(worktree.path, 'pkg', '__init__.py'), 'utf8')).toBe('VALUE = 1\n');
+    expect(git(worktree.path, 'rev-parse', 'HEAD')).toBe(upstream.first);
+    expect(git(worktree.path, 'status', '--porcelain')).toBe('');
+    expect(git(worktree.path, 'remote')).toBe('');
+    writeFileSync(join(worktree.path, 'pkg', '__init__.py'), 'VALUE = 3\n');
+    git(worktree.path, 'commit', '--quiet', '-am', 'bug');
+    expect(repoState(repo.mirror)).toBe(before);
+    await worktree.remove();
+    await worktree.remove();
+    expect(() => readFileSync(join(worktree.path, 'pkg', '__init__.py'))).toThrow();
+  });
+});
+
+describe('acquireRepo: local directories', () => {
+  const home = join(root, 'home-local');
+
+  it('uses a local git repo in place, notes uncommitted changes and leaves the repo untouched', async () => {
+    const { work, second } = makeUpstream(join(root, 'unused'), 'x', 'y');
+    writeFileSync(join(work, 'pkg', '__init__.py'), 'VALUE = 99\n');
+    const gitDir = join(work, '.git');
+    const before = repoState(gitDir);
+    const indexBefore = readFileSync(join(gitDir, 'index'));
+    const repo = await acquireRepo(parseRepoSpec(work), { home });
+    expect(repo).toMatchObject({ owner: 'local', commit: second, mirror: work });
+    expect(repo.notes[0]).toContain('uncommitted change');
+    const worktree = await createWorktree(repo, { home });
+    expect(readFileSync(join(worktree.path, 'pkg', '__init__.py'), 'utf8')).toBe('VALUE = 2\n');
+    await worktree.remove();
+    expect(repoState(gitDir)).toBe(before);
+    expect(readFileSync(join(gitDir, 'index'))).toEqual(indexBefore);
+  });
+
+  it('snapshots a plain tree deterministically, keeping symlinks, modes and ignored files', async () => {
+    const files = { 'm.py': 'x = 1\n', 'test_m.py': 'def test_x(): pass\n', '.gitignore': '*.py\n', 'sub/.git/HEAD': 'junk\n', 'sub/run.sh': 'echo\n' };
+    const first = join(root, 'plain-a');
+    const second = join(root, 'plain-b');
+    for (const dir of [first, second]) {
+      writeTree(dir, files);
+      chmodSync(join(dir, 'sub', 'run.sh'), 0o755);
+      symlinkSync('m.py', join(dir, 'link.py'));
+    }
+    const a = await acquireRepo(parseRepoSpec(first), { home });
+    const again = await acquireRepo(parseRepoSpec(first), { home });
+    const b = await acquireRepo(parseRepoSpec(second), { home });
+    expect(a.commit).toBe(again.commit);
+    expect(b.commit).toBe(a.commit);
+    expect(a.mirror).not.toBe(first);
+    const listing = git(a.mirror, 'ls-tree', '-r', a.commit);
+    expect(listing).toContain('120000 blob');
+    expect(listing).toMatch(/100755 blob \w+\tsub\/run\.sh/);
+    expect(listing).toContain('\tm.py');
+    expect(listing).not.toContain('.git/HEAD');
+    writeFileSync(join(first, 'm.py'), 'x = 2\n');
+    expect((await acquireRepo(parseRepoSpec(first), { home })).commit).not.toBe(a.commit);
+    const worktree = await createWorktree(a, { home });
+    expect(readlinkSync(join(worktree.path, 'link.py'))).toBe('m.py');
+    await worktree.remove();
+  });
+});

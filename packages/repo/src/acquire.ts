@@ -1,0 +1,132 @@
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { EnvgenError, silentLogger } from '@envgen/core';
+import type { Logger } from '@envgen/core';
+import { acquireDebianSource } from './debian.js';
+import type { DebianOptions } from './debian.js';
+import { resolveCommit, runGit, tryGit } from './git.js';
+import { mirrorPathForTree, mirrorPathForUrl, nameGitUrl, sanitizeSegment } from './mirror-path.js';
+import { snapshotTree } from './snapshot.js';
+import type { RepoSpec, ResolvedRepo } from './types.js';
+
+/** The default GitHub base URL; `ENVGEN_GITHUB_URL` (read by the config layer) replaces it. */
+export const DEFAULT_GITHUB_BASE_URL = 'https://github.com';
+
+/** Options of {@link acquireRepo}. */
+export interface AcquireRepoOptions extends DebianOptions {
+  /** envgen's home directory; mirrors live under `<home>/mirrors`. */
+  home: string;
+  /** Base URL `owner/name` specs are cloned from (default https://github.com). */
+  githubBaseUrl?: string;
+  logger?: Logger;
+  /** Fetch from the remote even when the ref is already in the mirror (default: only when missing). */
+  update?: boolean;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Clones `url` as a bare mirror at `mirror`, atomically (a half-done clone is never left in place). */
+async function cloneMirror(url: string, mirror: string, hint: string): Promise<void> {
+  await mkdir(dirname(mirror), { recursive: true });
+  const partial = `${mirror}.partial-${process.pid}-${Date.now()}`;
+  try {
+    await runGit(['clone', '--quiet', '--mirror', '--end-of-options', url, partial], { hint });
+    await rename(partial, mirror).catch(async (error: unknown) => {
+      // Another job finished the same clone first: keep theirs.
+      if (!(await exists(mirror))) throw error;
+    });
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes sure the mirror of `url` holds `ref` (HEAD when null) and returns its commit. The remote
+ * is contacted only to create the mirror, when the ref is missing, or when `update` is set, so a
+ * pinned sha or tag in a warm cache needs no network.
+ */
+async function resolveFromMirror(url: string, mirror: string, ref: string | null, label: string, options: AcquireRepoOptions): Promise<string> {
+  const logger = options.logger ?? silentLogger;
+  const target = ref ?? 'HEAD';
+  const hint = `Check that ${label} exists and is reachable (GitHub specs use the base URL ${options.githubBaseUrl ?? DEFAULT_GITHUB_BASE_URL}; set ENVGEN_GITHUB_URL to change it) and that the network is up.`;
+  let fetched = false;
+  if (!(await exists(mirror))) {
+    logger.info('cloning mirror', { repo: label, mirror });
+    await cloneMirror(url, mirror, hint);
+    fetched = true;
+  } else if (options.update) {
+    logger.info('updating mirror', { repo: label, mirror });
+    await runGit(['--git-dir', mirror, 'fetch', '--quiet', '--prune', 'origin'], { hint });
+    fetched = true;
+  }
+  let commit = await resolveCommit(mirror, target);
+  if (commit === null && !fetched) {
+    logger.info('ref not in mirror, fetching', { repo: label, ref: target });
+    await runGit(['--git-dir', mirror, 'fetch', '--quiet', '--prune', 'origin'], { hint });
+    commit = await resolveCommit(mirror, target);
+  }
+  if (commit === null && ref !== null && /^[0-9a-f]{40}$/.test(ref)) {
+    // A sha no branch or tag points at: servers that allow it hand it out directly.
+    const direct = await tryGit(['--git-dir', mirror, 'fetch', '--quiet', 'origin', ref]);
+    if (direct.ok) commit = await resolveCommit(mirror, ref);
+  }
+  if (commit === null) {
+    throw new EnvgenError('repo-unavailable', `${label} has no ref "${target}" (mirror ${mirror}). Check the branch, tag or sha; list them with: git ls-remote ${url}`);
+  }
+  return commit;
+}
+
+async function acquireLocal(spec: Extract<RepoSpec, { kind: 'local' }>, options: AcquireRepoOptions): Promise<ResolvedRepo> {
+  const base = { spec, owner: 'local', name: sanitizeSegment(basename(spec.path)), aptPackages: [] };
+  if (await exists(join(spec.path, '.git'))) {
+    const gitDir = (await runGit(['-C', spec.path, 'rev-parse', '--absolute-git-dir'])).trim();
+    const commit = await resolveCommit(gitDir, 'HEAD');
+    if (commit === null) {
+      throw new EnvgenError('repo-unavailable', `${spec.path} is a git repo without commits; commit the tree first (or remove .git to use it as a plain tree).`);
+    }
+    // GIT_OPTIONAL_LOCKS=0: `status` must not refresh (write) the user's index.
+    const status = await runGit(['-C', spec.path, 'status', '--porcelain'], { env: { GIT_OPTIONAL_LOCKS: '0' } });
+    const changed = status.split('\n').filter((line) => line.trim() !== '').length;
+    const notes = changed ? [`${changed} uncommitted change(s) in ${spec.path} are ignored; using HEAD ${commit.slice(0, 8)}`] : [];
+    return { ...base, commit, mirror: spec.path, notes };
+  }
+  const mirror = mirrorPathForTree(options.home, spec.path);
+  const commit = await snapshotTree(spec.path, mirror, { message: 'envgen snapshot of a plain tree', refs: ['refs/heads/main'] });
+  return { ...base, commit, mirror, notes: [`${spec.path} is not a git repo root; snapshotted as commit ${commit.slice(0, 8)}`] };
+}
+
+/**
+ * Brings a repo into the mirror cache under `<home>/mirrors` and pins it to a commit.
+ * - `github`: `<base>/<owner>/<name>.git` mirrored (fetched only when the ref is missing).
+ * - `git`: the URL mirrored the same way.
+ * - `local`: a git repo is used in place and never modified (uncommitted changes are noted and
+ *   ignored); a plain tree is snapshotted into a deterministic commit.
+ * - `debian`: the upstream tarball of the source package, snapshotted (see {@link acquireDebianSource}).
+ *
+ * @throws EnvgenError `repo-unavailable` naming the repo and ref and what to check.
+ */
+export async function acquireRepo(spec: RepoSpec, options: AcquireRepoOptions): Promise<ResolvedRepo> {
+  switch (spec.kind) {
+    case 'github': {
+      const base = (options.githubBaseUrl ?? DEFAULT_GITHUB_BASE_URL).replace(/\/+$/, '');
+      const url = `${base}/${spec.owner}/${spec.name}.git`;
+      const mirror = mirrorPathForUrl(options.home, url);
+      const commit = await resolveFromMirror(url, mirror, spec.ref, `${spec.owner}/${spec.name}`, options);
+      return { spec, owner: spec.owner, name: spec.name, commit, mirror, aptPackages: [], notes: [] };
+    }
+    case 'git': {
+      const mirror = mirrorPathForUrl(options.home, spec.url);
+      const commit = await resolveFromMirror(spec.url, mirror, spec.ref, spec.url, options);
+      return { spec, ...nameGitUrl(spec.url), commit, mirror, aptPackages: [], notes: [] };
+    }
+    case 'local':
+      return acquireLocal(spec, options);
+    case 'debian':
+      return acquireDebianSource(spec, options);
+  }
+}

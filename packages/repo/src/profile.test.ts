@@ -1,0 +1,111 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { isEnvgenError } from '@envgen/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { deriveProfile, detectProfile, profileHash } from './profile.js';
+import type { TreeListing } from './profile.js';
+
+function listing(files: string[], configFiles: TreeListing['configFiles'] = []): TreeListing {
+  return { files, configFiles };
+}
+
+describe('deriveProfile', () => {
+  it('splits tests from source and points pytest at the top-level entries holding tests', () => {
+    const profile = deriveProfile(
+      listing(['setup.py', 'conftest.py', 'toolz/__init__.py', 'toolz/itertoolz.py', 'toolz/tests/test_itertoolz.py', 'toolz/tests/helpers.py', 'bench/test_speed.py', 'doc/source/conf.py', '.tox/py3/lib/x.py', 'build/lib/toolz/__init__.py', 'README.rst']),
+    );
+    expect(profile.testFiles).toEqual(['conftest.py', 'toolz/tests/helpers.py', 'toolz/tests/test_itertoolz.py']);
+    expect(profile.sourceFiles).toEqual(['toolz/__init__.py', 'toolz/itertoolz.py']);
+    expect(profile.testArgs).toEqual(['toolz']);
+    expect(profile.env).toEqual({});
+    expect(profile.python).toBe('/usr/bin/python3');
+    expect(profile.timeoutMs).toBe(600_000);
+    expect(profile.aptPackages).toEqual(['python3-pytest']);
+  });
+
+  it('sets PYTHONPATH=src for a src layout and takes single-file suites', () => {
+    const profile = deriveProfile(listing(['src/text_unidecode/__init__.py', 'test_unidecode.py']));
+    expect(profile.env).toEqual({ PYTHONPATH: 'src' });
+    expect(profile.provenance['env.PYTHONPATH']).toBe('src layout (src/text_unidecode/__init__.py)');
+    expect(profile.testArgs).toEqual(['test_unidecode.py']);
+    expect(deriveProfile(listing(['jsonpatch.py', 'tests.py', 'bin/jsonpatch'])).testArgs).toEqual(['tests.py']);
+  });
+
+  it('uses configured testpaths and python_files', () => {
+    const profile = deriveProfile(
+      listing(['pkg/__init__.py', 'pkg/check_a.py', 'suite/check_b.py', 'other/test_c.py'], [{ path: 'pytest.ini', text: '[pytest]\ntestpaths = suite missing\npython_files = check_*.py\n' }]),
+    );
+    expect(profile.testArgs).toEqual(['suite']);
+    expect(profile.provenance['testArgs']).toBe('testpaths from pytest.ini [pytest]');
+    expect(profile.testFiles).toEqual(['pkg/check_a.py', 'suite/check_b.py']);
+    expect(profile.sourceFiles).toEqual(['other/test_c.py', 'pkg/__init__.py']);
+  });
+
+  it('neutralizes plugin options in addopts', () => {
+    const profile = deriveProfile(listing(['a.py', 'tests/test_a.py'], [{ path: 'pyproject.toml', text: '[tool.pytest.ini_options]\naddopts = "-ra --cov=a -n 4"\ntestpaths = ["tests"]\n' }]));
+    expect(profile.testArgs).toEqual(['-o', 'addopts=-ra', 'tests']);
+    expect(profile.provenance['testArgs.addopts']).toContain('--cov=a -n 4');
+  });
+
+  it('applies overrides in order with provenance', () => {
+    const profile = deriveProfile(listing(['src/m/__init__.py', 'checks/verify.py']), {
+      aptPackages: ['python3-yaml'],
+      overrides: [
+        { source: 'profile file a.json', values: { testGlobs: ['checks/*.py'], testArgs: ['checks'], env: { A: '1' } } },
+        { source: 'profile file b.json', values: { deselect: ['checks/verify.py::test_net'], env: { A: '2' }, timeoutMs: 5000 } },
+      ],
+    });
+    expect(profile.testFiles).toEqual(['checks/verify.py']);
+    expect(profile.testArgs).toEqual(['checks']);
+    expect(profile.env).toEqual({ PYTHONPATH: 'src', A: '2' });
+    expect(profile.deselect).toEqual(['checks/verify.py::test_net']);
+    expect(profile.aptPackages).toEqual(['python3-pytest', 'python3-yaml']);
+    expect(profile.provenance).toMatchObject({ testArgs: 'profile file a.json', 'env.A': 'profile file b.json', timeoutMs: 'profile file b.json', 'env.PYTHONPATH': 'src layout (src/m/__init__.py)' });
+  });
+
+  it('reports a repo without test modules', () => {
+    try {
+      deriveProfile(listing(['pkg/__init__.py', 'conftest.py', 'tests/__init__.py', 'docs/test_doc.py']));
+      expect.unreachable();
+    } catch (error) {
+      expect(isEnvgenError(error, 'no-python-tests')).toBe(true);
+      expect((error as Error).message).toContain('configs/profiles/<owner>__<name>.json');
+    }
+  });
+});
+
+describe('profileHash', () => {
+  it('changes with settings that affect results, not with provenance or file lists', () => {
+    const profile = deriveProfile(listing(['a.py', 'test_a.py']));
+    const same = { ...profile, provenance: {}, sourceFiles: [], testFiles: ['x'] };
+    expect(profileHash(same)).toBe(profileHash(profile));
+    expect(profileHash({ ...profile, deselect: ['test_a.py::t'] })).not.toBe(profileHash(profile));
+    expect(profileHash({ ...profile, env: { X: '1' } })).not.toBe(profileHash(profile));
+    expect(profileHash(profile)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('detectProfile', () => {
+  const root = mkdtempSync(join(tmpdir(), 'envgen-profile-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const write = (rel: string, text = ''): void => {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), text);
+  };
+
+  it('reads the tree and its config from disk, skipping virtualenvs', async () => {
+    write('src/markupsafe/__init__.py', 'x = 1\n');
+    write('tests/test_escape.py', 'def test_x(): pass\n');
+    write('tests/conftest.py');
+    write('env/pyvenv.cfg', 'home = /usr\n');
+    write('env/lib/python3/site.py');
+    write('setup.cfg', '[tool:pytest]\ntestpaths = tests\n');
+    const profile = await detectProfile(root);
+    expect(profile.testArgs).toEqual(['tests']);
+    expect(profile.env).toEqual({ PYTHONPATH: 'src' });
+    expect(profile.testFiles).toEqual(['tests/conftest.py', 'tests/test_escape.py']);
+    expect(profile.sourceFiles).toEqual(['src/markupsafe/__init__.py']);
+    expect(profile.provenance['testArgs']).toBe('testpaths from setup.cfg [tool:pytest]');
+  });
+});

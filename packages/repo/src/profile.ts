@@ -1,0 +1,205 @@
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EnvgenError, hashValue } from '@envgen/core';
+import { matchesAnyGlob } from './glob.js';
+import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
+import { filterAddopts, joinShellWords, readPytestSettings } from './pytest-config.js';
+import type { ConfigFile } from './pytest-config.js';
+import type { Profile } from './types.js';
+
+/** Default interpreter: Debian's, which sees the apt-installed test dependencies. */
+export const DEFAULT_PYTHON = '/usr/bin/python3';
+/** Default wall-clock limit of a whole suite run. */
+export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+// Never part of the code under test, at any depth: VCS data, caches, virtualenvs, build output.
+const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv', 'venv', '.eggs', '__pycache__', 'node_modules', '.mypy_cache', '.pytest_cache', '.ruff_cache', 'build', 'dist', 'site-packages']);
+// Top-level directories of documentation, examples and benchmarks: Python there is neither
+// library nor test (toolz's bench/test_*.py are benchmarks).
+const SKIPPED_TOP_DIRS = new Set(['docs', 'doc', 'examples', 'example', 'bench', 'benchmarks', 'benchmark']);
+// Top-level packaging and task files: mutating them cannot break a test.
+const TOOLING_FILES = new Set(['setup.py', 'noxfile.py', 'versioneer.py', 'fabfile.py', 'dodo.py']);
+const CONFIG_FILE_NAMES = ['pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg'];
+const DEFAULT_PYTHON_FILES = ['test_*.py', '*_test.py'];
+// Besides pytest's python_files: fixtures, single-file suites and everything in a tests dir.
+const EXTRA_TEST_GLOBS = ['conftest.py', 'tests.py', 'test.py', '**/tests/**/*.py', '**/test/**/*.py'];
+
+/** True for a repo-relative directory whose files are never source or tests. */
+export function isSkippedDir(relDir: string): boolean {
+  const parts = relDir.split('/');
+  return parts.some((part) => SKIPPED_DIR_NAMES.has(part) || part.endsWith('.egg-info')) || SKIPPED_TOP_DIRS.has(parts[0] ?? '');
+}
+
+/** Options of {@link detectProfile} and {@link deriveProfile}. */
+export interface DetectProfileOptions {
+  /** Debian packages the repo needs (ResolvedRepo.aptPackages); python3-pytest is always added. */
+  aptPackages?: string[];
+  /** Profile files applied over detection, in order (see `loadProfileOverrides`). */
+  overrides?: ProfileOverride[];
+}
+
+/** What {@link deriveProfile} reads: the tree's files and its pytest config files. */
+export interface TreeListing {
+  /** Repo-relative paths of all regular files (symlinks and `.git` excluded). */
+  files: string[];
+  configFiles: ConfigFile[];
+}
+
+function topLevelEntry(path: string): string {
+  return path.split('/')[0] ?? path;
+}
+
+function basenameOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverrideValues; from: Record<string, string> } {
+  const values: ProfileOverrideValues = {};
+  const from: Record<string, string> = {};
+  for (const override of overrides) {
+    for (const [key, value] of Object.entries(override.values)) {
+      if (key === 'env') {
+        for (const name of Object.keys(value as Record<string, string>)) from[`env.${name}`] = override.source;
+        values.env = { ...values.env, ...(value as Record<string, string>) };
+      } else {
+        from[key] = override.source;
+        Object.assign(values, { [key]: value });
+      }
+    }
+  }
+  return { values, from };
+}
+
+/**
+ * Derives a profile from a tree listing (pure: no disk). Detection, in order of precedence
+ * (lowest first): defaults; the pytest config file pytest would read (`testpaths`,
+ * `python_files`, plugin options in `addopts`); the tree itself (src layout → PYTHONPATH=src,
+ * test files → the top-level entries that hold them as test arguments); then each override.
+ *
+ * Test files match `testGlobs`: pytest's `python_files` (default `test_*.py`, `*_test.py`) plus
+ * `conftest.py`, single-file suites `tests.py`/`test.py`, and every `.py` under a `tests/` or
+ * `test/` directory. Every other `.py` file is source, except top-level packaging files
+ * (setup.py, noxfile.py, versioneer.py…). Skipped everywhere: VCS dirs, caches, virtualenvs
+ * (`pyvenv.cfg`), build/dist, `*.egg-info`; skipped at the top level: docs/, doc/, examples/, example/, bench/, benchmarks/, benchmark/.
+ *
+ * @throws EnvgenError `no-python-tests` when no test module is found.
+ */
+export function deriveProfile(tree: TreeListing, options: DetectProfileOptions = {}): Profile {
+  const provenance: Record<string, string> = {};
+  const { values: override, from: overrideFrom } = collectOverrides(options.overrides ?? []);
+  const settings = readPytestSettings(tree.configFiles);
+
+  const venvDirs = tree.files.filter((file) => basenameOf(file) === 'pyvenv.cfg').map((file) => file.slice(0, -'pyvenv.cfg'.length));
+  const pythonFiles = tree.files
+    .filter((file) => file.endsWith('.py'))
+    .filter((file) => !isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/')))) && !venvDirs.some((dir) => dir !== '' && file.startsWith(dir)))
+    .sort();
+
+  const patterns = settings?.pythonFiles ?? DEFAULT_PYTHON_FILES;
+  let testGlobs = [...patterns, ...EXTRA_TEST_GLOBS];
+  provenance['testGlobs'] = settings?.pythonFiles ? `python_files from ${settings.source} + envgen conventions` : 'pytest default python_files + envgen conventions';
+  if (override.testGlobs) testGlobs = override.testGlobs;
+
+  const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
+  const sourceFiles = pythonFiles.filter((file) => !matchesAnyGlob(file, testGlobs) && !TOOLING_FILES.has(file));
+  const modules = override.testGlobs
+    ? testFiles.filter((file) => !['conftest.py', '__init__.py'].includes(basenameOf(file)))
+    : testFiles.filter((file) => matchesAnyGlob(file, [...patterns, 'tests.py', 'test.py']));
+  if (modules.length === 0) {
+    throw new EnvgenError(
+      'no-python-tests',
+      `No Python test files found: looked for ${testGlobs.join(', ')} (skipping VCS, cache, virtualenv and build dirs and top-level docs/examples). ` +
+        'If the tests live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).',
+    );
+  }
+
+  const env: Record<string, string> = {};
+  const srcPackage = pythonFiles.find((file) => /^src\/[^/]+\/__init__\.py$/.test(file) || /^src\/[^/]+\.py$/.test(file));
+  if (srcPackage !== undefined) {
+    env['PYTHONPATH'] = 'src';
+    provenance['env.PYTHONPATH'] = `src layout (${srcPackage})`;
+  }
+
+  const testArgs: string[] = [];
+  if (settings && settings.addopts.length && !override.testArgs) {
+    const { kept, dropped } = filterAddopts(settings.addopts);
+    if (dropped.length) {
+      testArgs.push('-o', `addopts=${joinShellWords(kept)}`);
+      provenance['testArgs.addopts'] = `addopts from ${settings.source} without plugin options: ${dropped.join(' ')}`;
+    }
+  }
+  const existing = (entry: string): boolean => {
+    const clean = entry.replace(/^\.\//, '').replace(/\/$/, '');
+    return tree.files.some((file) => file === clean || file.startsWith(`${clean}/`) || clean === '.');
+  };
+  const configured = (settings?.testpaths ?? []).filter(existing);
+  if (configured.length) {
+    testArgs.push(...configured);
+    provenance['testArgs'] = `testpaths from ${settings?.source ?? ''}`;
+  } else {
+    testArgs.push(...[...new Set(modules.map(topLevelEntry))].sort());
+    provenance['testArgs'] = settings?.testpaths?.length
+      ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)`
+      : 'top-level entries holding test files';
+  }
+
+  const aptPackages = [...new Set([...(options.aptPackages ?? []), 'python3-pytest'])].sort();
+  provenance['aptPackages'] = options.aptPackages?.length ? 'Debian Build-Depends (build tooling dropped) + python3-pytest' : 'default (python3-pytest)';
+  provenance['python'] = 'default';
+  provenance['timeoutMs'] = 'default';
+
+  const profile: Profile = {
+    python: override.python ?? DEFAULT_PYTHON,
+    env: { ...env, ...override.env },
+    aptPackages: override.aptPackages ?? aptPackages,
+    install: override.install ?? [],
+    testArgs: override.testArgs ?? testArgs,
+    testGlobs,
+    sourceFiles,
+    testFiles,
+    deselect: override.deselect ?? [],
+    timeoutMs: override.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    provenance,
+  };
+  Object.assign(provenance, overrideFrom);
+  return profile;
+}
+
+async function listFiles(root: string, rel = ''): Promise<string[]> {
+  const files: string[] = [];
+  const entries = await readdir(join(root, rel), { withFileTypes: true });
+  for (const entry of entries) {
+    const path = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      if (!isSkippedDir(path)) files.push(...(await listFiles(root, path)));
+    } else if (entry.isFile()) {
+      files.push(path);
+    }
+  }
+  return files;
+}
+
+/**
+ * Detects how to run the tests of the checkout at `worktreePath` (see {@link deriveProfile} for
+ * the rules), then applies `options.overrides`. Provenance records where each setting came from.
+ *
+ * @throws EnvgenError `no-python-tests` when the tree has no Python test module.
+ */
+export async function detectProfile(worktreePath: string, options: DetectProfileOptions = {}): Promise<Profile> {
+  const files = await listFiles(worktreePath);
+  const configFiles: ConfigFile[] = [];
+  for (const name of CONFIG_FILE_NAMES) {
+    const info = await lstat(join(worktreePath, name)).catch(() => null);
+    if (info?.isFile()) configFiles.push({ path: name, text: await readFile(join(worktreePath, name), 'utf8') });
+  }
+  return deriveProfile({ files, configFiles }, options);
+}
+
+/**
+ * A stable hash of the settings that can change test results (interpreter, env, packages,
+ * install steps, test arguments, deselected tests, timeout); file lists and provenance excluded.
+ */
+export function profileHash(profile: Profile): string {
+  const { python, env, aptPackages, install, testArgs, deselect, timeoutMs } = profile;
+  return hashValue({ python, env, aptPackages: [...aptPackages].sort(), install, testArgs, deselect: [...deselect].sort(), timeoutMs });
+}

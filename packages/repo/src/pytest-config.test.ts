@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { globToRegExp, matchesAnyGlob } from './glob.js';
+import { parseIni, splitShellWords } from './ini.js';
+import { filterAddopts, joinShellWords, readPytestSettings } from './pytest-config.js';
+
+describe('parseIni', () => {
+  it('reads sections, both separators, continuations and comments', () => {
+    const data = parseIni('[pytest]\ntestpaths =\n    tests\n    # not this\n    integration ; inline\nAddopts: -ra\n[other]\nx=1\n');
+    expect(data.get('pytest')?.get('testpaths')).toBe('tests\nintegration');
+    expect(data.get('pytest')?.get('addopts')).toBe('-ra');
+    expect(data.get('other')?.get('x')).toBe('1');
+  });
+});
+
+describe('splitShellWords', () => {
+  it('splits like shlex', () => {
+    expect(splitShellWords(`-k "a and b" --x='1 2' c\\ d\n -q`)).toEqual(['-k', 'a and b', '--x=1 2', 'c d', '-q']);
+    expect(splitShellWords(joinShellWords(['-k', "it's here", '-q']))).toEqual(['-k', "it's here", '-q']);
+  });
+});
+
+describe('readPytestSettings', () => {
+  it('prefers pytest.ini even without a section, like pytest', () => {
+    const settings = readPytestSettings([
+      { path: 'pytest.ini', text: '# empty\n' },
+      { path: 'tox.ini', text: '[pytest]\ntestpaths = t\n' },
+    ]);
+    expect(settings).toEqual({ source: 'pytest.ini [pytest]', testpaths: null, pythonFiles: null, addopts: [], pythonpath: null });
+  });
+
+  it('reads pyproject.toml ini_options arrays and strings', () => {
+    const settings = readPytestSettings([
+      { path: 'pyproject.toml', text: '[project]\nname = "x"\n[tool.pytest.ini_options]\ntestpaths = ["tests", "more"]\npython_files = "check_*.py"\naddopts = ["-ra", "--cov=x"]\n' },
+      { path: 'setup.cfg', text: '[tool:pytest]\ntestpaths = ignored\n' },
+    ]);
+    expect(settings).toMatchObject({ source: 'pyproject.toml [tool.pytest.ini_options]', testpaths: ['tests', 'more'], pythonFiles: ['check_*.py'], addopts: ['-ra', '--cov=x'] });
+  });
+
+  it('falls through pyproject without pytest settings to tox.ini and setup.cfg', () => {
+    expect(readPytestSettings([{ path: 'pyproject.toml', text: '[tool.black]\nline-length = 99\n' }, { path: 'setup.cfg', text: '[tool:pytest]\ntestpaths = src/tests\n' }])).toMatchObject({
+      source: 'setup.cfg [tool:pytest]',
+      testpaths: ['src/tests'],
+    });
+    expect(readPytestSettings([{ path: 'tox.ini', text: '[tox]\nenvlist = py3\n' }])).toBeNull();
+  });
+});
+
+describe('filterAddopts', () => {
+  it('drops plugin options with their values and keeps the rest', () => {
+    expect(filterAddopts(['-ra', '--cov=pkg', '--cov-report', 'term', '-n', 'auto', '--doctest-modules', '-p', 'no:cacheprovider', '-p', 'xdist', '--timeout=30', '-pfoo'])).toEqual({
+      kept: ['-ra', '--doctest-modules', '-p', 'no:cacheprovider'],
+      dropped: ['--cov=pkg', '--cov-report', 'term', '-n', 'auto', '-p', 'xdist', '--timeout=30', '-pfoo'],
+    });
+  });
+});
+
+describe('globs', () => {
+  it('matches basenames anywhere and anchored paths with **', () => {
+    expect(matchesAnyGlob('a/b/test_x.py', ['test_*.py'])).toBe(true);
+    expect(matchesAnyGlob('a/b/xtest_x.py', ['test_*.py'])).toBe(false);
+    expect(globToRegExp('**/tests/**/*.py').test('tests/helpers.py')).toBe(true);
+    expect(globToRegExp('**/tests/**/*.py').test('pkg/tests/sub/x.py')).toBe(true);
+    expect(globToRegExp('**/tests/**/*.py').test('pkg/mytests/x.py')).toBe(false);
+    expect(globToRegExp('src/*.py').test('src/a/b.py')).toBe(false);
+  });
+});

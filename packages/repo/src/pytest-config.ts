@@ -1,0 +1,125 @@
+import { parse as parseToml } from 'smol-toml';
+import { parseIni, splitShellWords } from './ini.js';
+
+/** The pytest settings envgen cares about, from the one config file pytest itself would use. */
+export interface PytestSettings {
+  /** Where they came from, e.g. `pyproject.toml [tool.pytest.ini_options]`. */
+  source: string;
+  testpaths: string[] | null;
+  pythonFiles: string[] | null;
+  addopts: string[];
+  pythonpath: string[] | null;
+}
+
+/** A config file's repo-relative path and text. */
+export interface ConfigFile {
+  path: string;
+  text: string;
+}
+
+function wordsOf(value: unknown): string[] | null {
+  if (typeof value === 'string') return splitShellWords(value);
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return null;
+}
+
+function settingsFromValues(source: string, get: (key: string) => unknown): PytestSettings {
+  return {
+    source,
+    testpaths: wordsOf(get('testpaths')),
+    pythonFiles: wordsOf(get('python_files')),
+    addopts: wordsOf(get('addopts')) ?? [],
+    pythonpath: wordsOf(get('pythonpath')),
+  };
+}
+
+function fromIni(file: ConfigFile, section: string, required: boolean): PytestSettings | null {
+  const values = parseIni(file.text).get(section);
+  if (values === undefined && required) return null;
+  return settingsFromValues(`${file.path} [${section}]`, (key) => values?.get(key));
+}
+
+function fromPyproject(file: ConfigFile): PytestSettings | null {
+  let data: unknown;
+  try {
+    data = parseToml(file.text);
+  } catch {
+    // pytest fails on such a file too; the test run reports it with pytest's own message.
+    return null;
+  }
+  const tool = (data as { tool?: { pytest?: Record<string, unknown> } }).tool;
+  const options = tool?.pytest?.['ini_options'];
+  if (options && typeof options === 'object') {
+    const table = options as Record<string, unknown>;
+    return settingsFromValues(`${file.path} [tool.pytest.ini_options]`, (key) => table[key]);
+  }
+  return null;
+}
+
+/**
+ * The pytest settings of a repo root, choosing the file the way pytest does: `pytest.ini` or
+ * `.pytest.ini` (always, even without a `[pytest]` section), then `pyproject.toml` with
+ * `[tool.pytest.ini_options]`, `tox.ini` with `[pytest]`, `setup.cfg` with `[tool:pytest]`.
+ * Null when none applies.
+ */
+export function readPytestSettings(files: ConfigFile[]): PytestSettings | null {
+  const byName = new Map(files.map((file) => [file.path, file]));
+  const readers: Array<[string, (file: ConfigFile) => PytestSettings | null]> = [
+    ['pytest.ini', (file) => fromIni(file, 'pytest', false)],
+    ['.pytest.ini', (file) => fromIni(file, 'pytest', false)],
+    ['pyproject.toml', fromPyproject],
+    ['tox.ini', (file) => fromIni(file, 'pytest', true)],
+    ['setup.cfg', (file) => fromIni(file, 'tool:pytest', true)],
+  ];
+  for (const [name, read] of readers) {
+    const file = byName.get(name);
+    const settings = file ? read(file) : null;
+    if (settings) return settings;
+  }
+  return null;
+}
+
+// Options that need a plugin which may not be installed in the sandbox, or that write reports
+// nobody reads. The value says whether the option takes the next word as its value.
+const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
+  [/^--cov(-report|-config|-fail-under|-context)$/, true],
+  [/^--(no-)?cov(=|-|$)/, false],
+  [/^(-n|--numprocesses|--dist|--maxprocesses|--max-worker-restart|--reruns|--reruns-delay|--only-rerun|--timeout|--timeout-method)$/, true],
+  [/^-n\S+|^--(numprocesses|dist|maxprocesses|reruns|reruns-delay|only-rerun|timeout|timeout-method)=/, false],
+  [/^--(benchmark|mypy|flake8|pylint|black|isort|pycodestyle|html|self-contained-html|instafail|sugar)/, false],
+];
+
+/**
+ * Splits `addopts` into what is kept and what is dropped: plugin options (coverage, xdist,
+ * reruns, timeouts, linters, HTML reports) and `-p <plugin>` loads (but not `-p no:<plugin>`),
+ * which fail or slow runs when the plugin is absent.
+ */
+export function filterAddopts(addopts: string[]): { kept: string[]; dropped: string[] } {
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  for (let i = 0; i < addopts.length; i += 1) {
+    const word = addopts[i] ?? '';
+    if (word === '-p' && !(addopts[i + 1] ?? '').startsWith('no:')) {
+      dropped.push(word, addopts[i + 1] ?? '');
+      i += 1;
+      continue;
+    }
+    if (/^-p(?!no:)\S+/.test(word)) {
+      dropped.push(word);
+      continue;
+    }
+    const match = PLUGIN_OPTIONS.find(([pattern]) => pattern.test(word));
+    if (match === undefined) {
+      kept.push(word);
+      continue;
+    }
+    dropped.push(word);
+    if (match[1] && i + 1 < addopts.length) dropped.push(addopts[(i += 1)] ?? '');
+  }
+  return { kept, dropped };
+}
+
+/** Quotes words for pytest's `addopts` (which it splits with `shlex`). */
+export function joinShellWords(words: string[]): string {
+  return words.map((word) => (/^[A-Za-z0-9_./:=,+@%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'"'"'`)}'`)).join(' ');
+}
