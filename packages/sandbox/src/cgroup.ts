@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '@envgen/core';
+import type { SandboxLimits } from './types.js';
+
+/**
+ * Where per-command cgroups can be made. `v1`: one directory under the memory hierarchy
+ * and one under the pids hierarchy; `v2`: one directory in the unified hierarchy;
+ * `unavailable`: no writable cgroup with both controllers (then only rlimits apply).
+ */
+export type CgroupLayout =
+  | { kind: 'v1'; memoryParent: string; pidsParent: string }
+  | { kind: 'v2'; parent: string }
+  | { kind: 'unavailable'; reason: string };
+
+/** What the limits of one cgroup did while the command ran. */
+export interface CgroupEvents {
+  /** The OOM killer killed a process because the memory limit was reached. */
+  memoryLimitHit: boolean;
+  /** A fork/clone failed because the process limit was reached. */
+  processLimitHit: boolean;
+}
+
+/** A cgroup made for one command and removed after it. */
+export interface ExecCgroup {
+  /** `cgroup.procs` files the command's first process writes its pid into before exec. */
+  readonly procsFiles: readonly string[];
+  readEvents(): Promise<CgroupEvents>;
+  /** SIGKILLs every process in the cgroup until none is left. */
+  killAll(): Promise<void>;
+  /** Removes the cgroup directories; retries while the kernel still tears processes down. */
+  remove(): Promise<void>;
+}
+
+interface MountedHierarchy {
+  mountPoint: string;
+  fsType: string;
+  options: string[];
+}
+
+async function readMountedHierarchies(): Promise<MountedHierarchy[]> {
+  const mounts = await readFile('/proc/self/mounts', 'utf8');
+  return mounts
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter((fields) => fields[2] === 'cgroup' || fields[2] === 'cgroup2')
+    .map((fields) => ({
+      mountPoint: (fields[1] ?? '').replace(/\\040/g, ' '),
+      fsType: fields[2] ?? '',
+      options: (fields[3] ?? '').split(','),
+    }));
+}
+
+/** The cgroup of this process in each hierarchy: `memory` → `/a/b`, `` (v2) → `/c`. */
+async function readOwnCgroups(): Promise<Map<string, string>> {
+  const text = await readFile('/proc/self/cgroup', 'utf8');
+  const own = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const match = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (!match) continue;
+    for (const controller of (match[1] ?? '').split(',')) own.set(controller, match[2] ?? '/');
+  }
+  return own;
+}
+
+async function isWritableParent(dir: string): Promise<boolean> {
+  const probe = path.join(dir, `envgen-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await mkdir(probe);
+    await rmdir(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function hasControllers(file: string, wanted: readonly string[]): Promise<boolean> {
+  const list = await readFile(file, 'utf8').catch(() => '');
+  const present = new Set(list.trim().split(/\s+/));
+  return wanted.every((controller) => present.has(controller));
+}
+
+/**
+ * Finds where per-command cgroups can be created, nested under this process's own cgroup
+ * so they count against whatever limits the host already puts on it. Prefers cgroup v1
+ * memory+pids hierarchies, then cgroup v2 (own cgroup with the controllers delegated to
+ * its children, or else a sibling under the parent, which must already delegate them).
+ */
+export async function detectCgroupLayout(): Promise<CgroupLayout> {
+  const [hierarchies, own] = await Promise.all([readMountedHierarchies(), readOwnCgroups()]);
+  const v1Parent = (controller: string): string | undefined => {
+    const mounted = hierarchies.find((h) => h.fsType === 'cgroup' && h.options.includes(controller));
+    const ownPath = own.get(controller);
+    return mounted && ownPath !== undefined ? path.join(mounted.mountPoint, ownPath) : undefined;
+  };
+  const memoryParent = v1Parent('memory');
+  const pidsParent = v1Parent('pids');
+  if (memoryParent && pidsParent && (await isWritableParent(memoryParent)) && (await isWritableParent(pidsParent))) {
+    return { kind: 'v1', memoryParent, pidsParent };
+  }
+
+  const unified = hierarchies.find((h) => h.fsType === 'cgroup2');
+  const ownV2 = own.get('');
+  if (unified && ownV2 !== undefined) {
+    const wanted = ['memory', 'pids'];
+    const ownDir = path.join(unified.mountPoint, ownV2);
+    const enabled = await writeFile(path.join(ownDir, 'cgroup.subtree_control'), '+memory +pids').then(
+      () => true,
+      () => false,
+    );
+    if (enabled && (await isWritableParent(ownDir))) return { kind: 'v2', parent: ownDir };
+    // Controllers available in our own cgroup are enabled in the parent's subtree_control.
+    const parentDir = path.dirname(ownDir);
+    if (
+      ownDir !== unified.mountPoint &&
+      (await hasControllers(path.join(ownDir, 'cgroup.controllers'), wanted)) &&
+      (await isWritableParent(parentDir))
+    ) {
+      return { kind: 'v2', parent: parentDir };
+    }
+  }
+  return {
+    kind: 'unavailable',
+    reason: 'no writable cgroup with the memory and pids controllers (run as root, or delegate a cgroup v2 subtree)',
+  };
+}
+
+/**
+ * Detects the layout once (on first call) and logs what it means: a warning when only
+ * rlimits will apply.
+ */
+export function memoizeCgroupLayout(logger: Logger): () => Promise<CgroupLayout> {
+  let layout: Promise<CgroupLayout> | undefined;
+  return () => {
+    layout ??= detectCgroupLayout().then((found) => {
+      if (found.kind === 'unavailable') {
+        logger.warn(
+          'sandbox: memory and process limits fall back to prlimit (address space only; the process limit is not enforced for root)',
+          { reason: found.reason },
+        );
+      } else {
+        logger.debug('sandbox: per-command cgroups', { layout: found.kind });
+      }
+      return found;
+    });
+    return layout;
+  };
+}
+
+function readCounter(text: string, key: string): number {
+  const match = new RegExp(`^${key} (\\d+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : 0;
+}
+
+async function readText(file: string): Promise<string> {
+  return readFile(file, 'utf8').catch(() => '');
+}
+
+async function killProcs(procsFile: string): Promise<void> {
+  for (let round = 0; round < 100; round += 1) {
+    const pids = (await readText(procsFile)).split('\n').filter(Boolean).map(Number);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function removeDir(dir: string): Promise<void> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await rmdir(dir);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      if (code !== 'EBUSY' || attempt >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+let sequence = 0;
+
+/** Creates a cgroup (one per hierarchy on v1) limiting memory and processes for one command. */
+export async function createExecCgroup(
+  layout: Exclude<CgroupLayout, { kind: 'unavailable' }>,
+  limits: Pick<SandboxLimits, 'memoryBytes'> & { pidsMax: number },
+): Promise<ExecCgroup> {
+  sequence += 1;
+  const name = `envgen-${process.pid}-${sequence}`;
+  if (layout.kind === 'v1') {
+    const memoryDir = path.join(layout.memoryParent, name);
+    const pidsDir = path.join(layout.pidsParent, name);
+    await mkdir(memoryDir);
+    await mkdir(pidsDir).catch(async (error: unknown) => {
+      await rmdir(memoryDir);
+      throw error;
+    });
+    await writeFile(path.join(memoryDir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+    // Without this the limit would only push pages to swap, where a host has swap.
+    await writeFile(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(() => {});
+    await writeFile(path.join(pidsDir, 'pids.max'), String(limits.pidsMax));
+    return {
+      procsFiles: [path.join(memoryDir, 'cgroup.procs'), path.join(pidsDir, 'cgroup.procs')],
+      async readEvents() {
+        const [oom, pids] = await Promise.all([
+          readText(path.join(memoryDir, 'memory.oom_control')),
+          readText(path.join(pidsDir, 'pids.events')),
+        ]);
+        return { memoryLimitHit: readCounter(oom, 'oom_kill') > 0, processLimitHit: readCounter(pids, 'max') > 0 };
+      },
+      killAll: () => killProcs(path.join(pidsDir, 'cgroup.procs')),
+      async remove() {
+        await Promise.all([removeDir(memoryDir), removeDir(pidsDir)]);
+      },
+    };
+  }
+  const dir = path.join(layout.parent, name);
+  await mkdir(dir);
+  await writeFile(path.join(dir, 'memory.max'), String(limits.memoryBytes));
+  await writeFile(path.join(dir, 'memory.swap.max'), '0').catch(() => {});
+  await writeFile(path.join(dir, 'pids.max'), String(limits.pidsMax));
+  return {
+    procsFiles: [path.join(dir, 'cgroup.procs')],
+    async readEvents() {
+      const [memory, pids] = await Promise.all([
+        readText(path.join(dir, 'memory.events')),
+        readText(path.join(dir, 'pids.events')),
+      ]);
+      return { memoryLimitHit: readCounter(memory, 'oom_kill') > 0, processLimitHit: readCounter(pids, 'max') > 0 };
+    },
+    async killAll() {
+      // cgroup.kill (Linux 5.14+) kills atomically; the loop covers older kernels.
+      await writeFile(path.join(dir, 'cgroup.kill'), '1').catch(() => {});
+      await killProcs(path.join(dir, 'cgroup.procs'));
+    },
+    remove: () => removeDir(dir),
+  };
+}
