@@ -50,10 +50,9 @@ async function cloneMirror(url: string, mirror: string, hint: string): Promise<v
  * is contacted only to create the mirror, when the ref is missing, or when `update` is set, so a
  * pinned sha or tag in a warm cache needs no network.
  */
-async function resolveFromMirror(url: string, mirror: string, ref: string | null, label: string, options: AcquireRepoOptions): Promise<string> {
+async function resolveFromMirror(url: string, mirror: string, ref: string | null, label: string, hint: string, options: AcquireRepoOptions): Promise<string> {
   const logger = options.logger ?? silentLogger;
   const target = ref ?? 'HEAD';
-  const hint = `Check that ${label} exists and is reachable (GitHub specs use the base URL ${options.githubBaseUrl ?? DEFAULT_GITHUB_BASE_URL}; set ENVGEN_GITHUB_URL to change it) and that the network is up.`;
   let fetched = false;
   if (!(await exists(mirror))) {
     logger.info('cloning mirror', { repo: label, mirror });
@@ -76,7 +75,7 @@ async function resolveFromMirror(url: string, mirror: string, ref: string | null
     if (direct.ok) commit = await resolveCommit(mirror, ref);
   }
   if (commit === null) {
-    throw new EnvgenError('repo-unavailable', `${label} has no ref "${target}" (mirror ${mirror}). Check the branch, tag or sha; list them with: git ls-remote ${url}`);
+    throw new EnvgenError('repo-unavailable', `${label} has no ref "${target}" (mirror ${mirror}). Check the branch, tag or sha; list them with: git ls-remote ${url}\n${hint}`);
   }
   return commit;
 }
@@ -116,12 +115,14 @@ export async function acquireRepo(spec: RepoSpec, options: AcquireRepoOptions): 
       const base = (options.githubBaseUrl ?? DEFAULT_GITHUB_BASE_URL).replace(/\/+$/, '');
       const url = `${base}/${spec.owner}/${spec.name}.git`;
       const mirror = mirrorPathForUrl(options.home, url);
-      const commit = await resolveFromMirror(url, mirror, spec.ref, `${spec.owner}/${spec.name}`, options);
+      const hint = `Check that ${spec.owner}/${spec.name} exists at the GitHub base URL ${base} (set ENVGEN_GITHUB_URL to use another host or mirror) and that the network is up.`;
+      const commit = await resolveFromMirror(url, mirror, spec.ref, `${spec.owner}/${spec.name}`, hint, options);
       return { spec, owner: spec.owner, name: spec.name, commit, mirror, aptPackages: [], notes: [] };
     }
     case 'git': {
       const mirror = mirrorPathForUrl(options.home, spec.url);
-      const commit = await resolveFromMirror(spec.url, mirror, spec.ref, spec.url, options);
+      const hint = `Check the URL ${spec.url}, your access to it, and that the network is up.`;
+      const commit = await resolveFromMirror(spec.url, mirror, spec.ref, spec.url, hint, options);
       return { spec, ...nameGitUrl(spec.url), commit, mirror, aptPackages: [], notes: [] };
     }
     case 'local':
