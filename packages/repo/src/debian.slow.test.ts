@@ -76,6 +76,10 @@ describe('debian: repos from the real mirror', () => {
     { source: 'python-json-patch', testArgs: ['tests.py'], env: {}, apt: ['python3-json-pointer', 'python3-pytest'] },
     { source: 'python-toml', testArgs: ['tests'], env: {}, apt: ['python3-pytest'] },
     { source: 'yamllint', testArgs: ['tests'], env: {}, apt: ['python3-nose', 'python3-pathspec', 'python3-pytest', 'python3-yaml'] },
+    { source: 'python-ordered-set', testArgs: [], env: {}, apt: ['python3-pytest'] },
+    { source: 'python-colorama', testArgs: ['colorama'], env: {}, apt: ['python3-pytest'] },
+    { source: 'python-jmespath', testArgs: ['tests'], env: {}, apt: ['python3-pytest'] },
+    { source: 'python-xmltodict', testArgs: ['tests'], env: {}, apt: ['python3-coverage', 'python3-nose2', 'python3-pytest'] },
   ];
   it.each(corpus)('detects the profile of $source', async ({ source, testArgs, env, apt }) => {
     const repo = await acquireRepo(parseRepoSpec(`debian:${source}`), { home });

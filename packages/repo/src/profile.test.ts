@@ -42,6 +42,12 @@ describe('deriveProfile', () => {
     expect(profile.sourceFiles).toEqual(['other/test_c.py', 'pkg/__init__.py']);
   });
 
+  it('leaves discovery to pytest when addopts enable doctests', () => {
+    const profile = deriveProfile(listing(['ordered_set/__init__.py', 'test/test_ordered_set.py', 'README.md'], [{ path: 'pytest.ini', text: '[pytest]\naddopts = --doctest-modules --doctest-glob=README.md\n' }]));
+    expect(profile.testArgs).toEqual([]);
+    expect(profile.provenance['testArgs']).toContain('enable doctests');
+  });
+
   it('neutralizes plugin options in addopts', () => {
     const profile = deriveProfile(listing(['a.py', 'tests/test_a.py'], [{ path: 'pyproject.toml', text: '[tool.pytest.ini_options]\naddopts = "-ra --cov=a -n 4"\ntestpaths = ["tests"]\n' }]));
     expect(profile.testArgs).toEqual(['-o', 'addopts=-ra', 'tests']);

@@ -18,7 +18,7 @@ const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv
 // library nor test (toolz's bench/test_*.py are benchmarks).
 const SKIPPED_TOP_DIRS = new Set(['docs', 'doc', 'examples', 'example', 'bench', 'benchmarks', 'benchmark']);
 // Top-level packaging and task files: mutating them cannot break a test.
-const TOOLING_FILES = new Set(['setup.py', 'noxfile.py', 'versioneer.py', 'fabfile.py', 'dodo.py']);
+const TOOLING_FILES = new Set(['setup.py', 'ez_setup.py', 'noxfile.py', 'versioneer.py', 'fabfile.py', 'dodo.py']);
 const CONFIG_FILE_NAMES = ['pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg'];
 const DEFAULT_PYTHON_FILES = ['test_*.py', '*_test.py'];
 // Besides pytest's python_files: fixtures, single-file suites and everything in a tests dir.
@@ -73,8 +73,9 @@ function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverri
 /**
  * Derives a profile from a tree listing (pure: no disk). Detection, in order of precedence
  * (lowest first): defaults; the pytest config file pytest would read (`testpaths`,
- * `python_files`, plugin options in `addopts`); the tree itself (src layout → PYTHONPATH=src,
- * test files → the top-level entries that hold them as test arguments); then each override.
+ * `python_files`, plugin options in `addopts`); the tree itself (src layout → PYTHONPATH=src;
+ * test arguments: `testpaths` when configured, none when `addopts` enable doctests so pytest's own
+ * discovery runs, else the top-level entries holding test modules); then each override.
  *
  * Test files match `testGlobs`: pytest's `python_files` (default `test_*.py`, `*_test.py`) plus
  * `conftest.py`, single-file suites `tests.py`/`test.py`, and every `.py` under a `tests/` or
@@ -136,6 +137,9 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   if (configured.length) {
     testArgs.push(...configured);
     provenance['testArgs'] = `testpaths from ${settings?.source ?? ''}`;
+  } else if (settings?.addopts.some((word) => word === '--doctest-modules' || word.startsWith('--doctest-glob'))) {
+    // Doctests live in source files and docs: only pytest's own discovery from the root finds them all.
+    provenance['testArgs'] = `none: addopts in ${settings.source} enable doctests, so pytest discovers from the repo root`;
   } else {
     testArgs.push(...[...new Set(modules.map(topLevelEntry))].sort());
     provenance['testArgs'] = settings?.testpaths?.length
