@@ -5,3 +5,15 @@ export type { Logger, LogFields, LogLevel, LoggerOptions } from './logger.js';
 export { sha256, stableStringify, hashValue } from './hash.js';
 export { createRng } from './rng.js';
 export type { Rng } from './rng.js';
+export { BUNDLE_FILE_NAMES } from './contracts.js';
+export type {
+  BundleFiles,
+  Candidate,
+  FileChanges,
+  Instance,
+  LocalizationChanges,
+  RejectionReason,
+  StrategyFamily,
+  Verdict,
+} from './contracts.js';
+export { makeInstanceId } from './instance-id.js';

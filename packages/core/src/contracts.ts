@@ -1,0 +1,83 @@
+/**
+ * Data contracts shared across packages (DESIGN.md "Contracts"). They are serialized into
+ * bundles, the pool and exports, so fields change only on purpose.
+ */
+
+/** Which family of strategy made a candidate. */
+export type StrategyFamily = 'procedural' | 'removal' | 'history' | 'combine' | 'llm';
+
+/** One proposed bug: a diff over source files and where it came from. */
+export interface Candidate {
+  /** Strategy name, e.g. `change_operator`, `remove_function_body`, `history_revert`, `combine`. */
+  strategy: string;
+  family: StrategyFamily;
+  /** Seed the strategy's random choices were drawn from. */
+  seed: number;
+  /** Unified diff, git style (`a/` `b/` prefixes), over source files only: clean → buggy. */
+  patch: string;
+  /** Entities the bug touches, as `path:qualifiedName`. */
+  entities: string[];
+  /** What was changed, in words ("inverted if/else in toolz/itertoolz.py:groupby"). */
+  description: string;
+  /** For `combine`: the instance ids merged into this one. */
+  parents?: string[];
+}
+
+/** Why a candidate is not an instance. Expected outcomes, so data, not errors. */
+export type RejectionReason =
+  | 'apply-failed'
+  | 'no-failing-test'
+  | 'no-passing-test'
+  | 'timeout'
+  | 'crashed'
+  | 'check-failed';
+
+/** The validation verdict of one candidate. */
+export type Verdict =
+  | { kind: 'instance'; failToPass: string[]; passToPass: string[] }
+  | { kind: 'rejected'; reason: RejectionReason; detail: string };
+
+/** Per-file gold localization of a fix (DESIGN.md "Gold localization"). */
+export interface LocalizationChanges {
+  edited_entities: string[];
+  edited_modules: string[];
+  added_entities: string[];
+  added_modules: string[];
+}
+
+export interface FileChanges {
+  file: string;
+  changes: LocalizationChanges;
+}
+
+/** The self-play artifact set of one bug (DESIGN.md "Bundle"), as file contents. */
+export interface BundleFiles {
+  'bug_inject.diff': string;
+  'test_weaken.diff': string;
+  'test_files.txt': string;
+  'test_script.sh': string;
+  'test_parser.py': string;
+}
+
+/** The bundle's file names, in the order DESIGN.md lists them. */
+export const BUNDLE_FILE_NAMES = ['bug_inject.diff', 'test_weaken.diff', 'test_files.txt', 'test_script.sh', 'test_parser.py'] as const;
+
+/** A validated bug, as stored in the pool. */
+export interface Instance {
+  /** `<owner>__<name>.<sha8>.<strategy>__<hash8>`; hash8 derives from the patch. */
+  instance_id: string;
+  /** `owner/name`. */
+  repo: string;
+  base_commit: string;
+  /** The bug diff (clean → buggy); the fix is its reverse. */
+  patch: string;
+  FAIL_TO_PASS: string[];
+  PASS_TO_PASS: string[];
+  strategy: string;
+  family: StrategyFamily;
+  seed: number;
+  entities: string[];
+  description: string;
+  parents?: string[];
+  created_at: string;
+}
