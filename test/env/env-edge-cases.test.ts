@@ -1,0 +1,101 @@
+import { existsSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '@envgen/config';
+import { isEnvgenError, silentLogger } from '@envgen/core';
+import { createProgress, runEnv } from '@envgen/cli';
+import { writeFixtureRepo } from '../support/fixture-repo.js';
+
+const quiet = createProgress({ quiet: true });
+
+function settingsFor(profiles: Record<string, Record<string, unknown>> = {}) {
+  const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
+  return { ...resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home }), profiles };
+}
+
+const LIB = 'def add(a, b):\n    return a + b\n\n\ndef unused():\n    return 0\n';
+
+describe('envgen env on edge-case repos', () => {
+  it('finds a src layout and puts src on PYTHONPATH', async () => {
+    const repo = writeFixtureRepo({
+      'src/calc/__init__.py': LIB,
+      'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n',
+    });
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.profile.env.PYTHONPATH).toBe('src');
+    expect(report.tests).toMatchObject({ passed: 1, failed: 0, error: 0 });
+    expect(report.coverage).toEqual({ coveredFunctions: 1, allFunctions: 2 });
+    expect(report.repo).toBe('local/project');
+  });
+
+  it('says there are no Python tests, and what to do', async () => {
+    const repo = writeFixtureRepo({ 'calc.py': LIB, 'README.md': 'no tests here\n' });
+    const error = await runEnv({ repo }, settingsFor(), silentLogger, quiet).catch((caught: unknown) => caught);
+    expect(isEnvgenError(error, 'no-python-tests')).toBe(true);
+    expect((error as Error).message).toMatch(/profile/);
+  });
+
+  it('reports a collection error as such, next to the tests that ran', async () => {
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      'tests/test_ok.py': 'from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n',
+      'tests/test_broken.py': 'import module_that_does_not_exist\n\n\ndef test_never():\n    pass\n',
+    });
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.tests.passed).toBe(1);
+    expect(report.collectionErrors.map((error) => error.nodeid)).toEqual(['tests/test_broken.py']);
+    expect(report.collectionErrors[0]?.message).toMatch(/module_that_does_not_exist/);
+  });
+
+  it('marks tests whose outcome differs between the two runs as flaky', async () => {
+    // 16 coin flips per run: the chance that no case differs between two runs is 2^-16.
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      'tests/test_flaky.py': [
+        'import os',
+        'import pytest',
+        'from calc import add',
+        '',
+        '',
+        'def test_stable():',
+        '    assert add(1, 1) == 2',
+        '',
+        '',
+        '@pytest.mark.parametrize("case", range(16))',
+        'def test_coin(case):',
+        '    assert os.urandom(1)[0] % 2 == 0',
+        '',
+      ].join('\n'),
+    });
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.flaky.length).toBeGreaterThan(0);
+    expect(report.flaky.every((nodeId) => nodeId.startsWith('tests/test_flaky.py::test_coin['))).toBe(true);
+    expect(report.flaky).not.toContain('tests/test_flaky.py::test_stable');
+    expect(report.tests.flaky).toBe(report.flaky.length);
+  });
+
+  it('contains a test that writes outside its tree: the write fails, the host is unchanged', async () => {
+    const target = join(mkdtempSync(join(tmpdir(), 'envgen-outside-')), 'escaped.txt');
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      'tests/test_escape.py': [
+        'from calc import add',
+        '',
+        '',
+        'def test_add():',
+        '    assert add(1, 2) == 3',
+        '',
+        '',
+        'def test_escape():',
+        `    with open(${JSON.stringify(target)}, "w") as handle:`,
+        '        handle.write("out")',
+        '',
+      ].join('\n'),
+    });
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.tests).toMatchObject({ passed: 1, failed: 1 });
+    expect(existsSync(target)).toBe(false);
+  });
+});
