@@ -1,0 +1,121 @@
+import type { SyntaxNode } from '@envgen/python';
+import { CLASS_KINDS, collectNodes, locateEntity } from './entity-node.js';
+import { permuteStatements } from './permute.js';
+import { applyTextEdits, deleteStatements, lineOf, ownsLines, statementsOf } from './source-text.js';
+import type { TextEdit } from './source-text.js';
+import type { Strategy } from './types.js';
+
+// Arguments of a class header that are not bases.
+const NON_BASE_TYPES = new Set(['keyword_argument', 'dictionary_splat', 'list_splat', 'comment']);
+
+/** SWE-smith's class_rm_base: remove one base class from a class header (`object` is skipped: removing it changes nothing). */
+export const removeClassBase: Strategy = {
+  name: 'remove_class_base',
+  family: 'procedural',
+  appliesTo: CLASS_KINDS,
+  apply({ source, entity, rng }) {
+    const header = locateEntity(source, entity).definition.childForFieldName('superclasses');
+    if (header === null) return null;
+    const args = header.namedChildren.filter((child) => child.type !== 'comment');
+    const bases = args.filter((arg) => !NON_BASE_TYPES.has(arg.type) && arg.text !== 'object');
+    if (bases.length === 0) return null;
+    const base = rng.pick(bases);
+    const kept = args.filter((arg) => arg.id !== base.id).map((arg) => arg.text);
+    return {
+      newSource: applyTextEdits(source, [
+        { start: header.startIndex, end: header.endIndex, text: kept.length === 0 ? '' : `(${kept.join(', ')})` },
+      ]),
+      description: `removed base \`${base.text}\` from class ${entity.qualifiedName} at line ${lineOf(header)}`,
+    };
+  },
+};
+
+/** The method definitions (decorated ones whole) directly in a class body that own their lines. */
+function methodsOf(source: string, body: SyntaxNode): SyntaxNode[] {
+  return statementsOf(body).filter((statement) => {
+    const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
+    return definition?.type === 'function_definition' && ownsLines(source, statement);
+  });
+}
+
+/** The name of a method definition statement (decorated or not). */
+function methodName(statement: SyntaxNode): string {
+  const definition = statement.type === 'decorated_definition' ? statement.childForFieldName('definition') : statement;
+  return definition?.childForFieldName('name')?.text ?? '';
+}
+
+/** True when `node` is a call `self.name(...)` or `cls.name(...)`. */
+function isOwnCall(node: SyntaxNode, name: string): boolean {
+  const callee = node.type === 'call' ? node.childForFieldName('function') : null;
+  const receiver = callee?.type === 'attribute' ? callee.childForFieldName('object')?.text : undefined;
+  return (receiver === 'self' || receiver === 'cls') && callee?.childForFieldName('attribute')?.text === name;
+}
+
+/**
+ * Edits removing the calls to a removed method: a call that is a whole statement is deleted
+ * (a block left empty gets `pass`), a call inside an expression becomes `None`.
+ */
+function removeCalls(source: string, calls: readonly SyntaxNode[], removed: TextEdit[]): { edits: TextEdit[]; count: number } {
+  const deletions = new Map<number, { block: SyntaxNode; statements: SyntaxNode[] }>();
+  const edits: TextEdit[] = [];
+  let coveredUntil = -1;
+  let count = 0;
+  for (const call of calls) {
+    const target = call.parent?.type === 'await' ? call.parent : call;
+    // Calls nested in an already handled call or statement go with it.
+    if (target.startIndex < coveredUntil) continue;
+    coveredUntil = target.endIndex;
+    count += 1;
+    const statement = target.parent;
+    const block = statement?.parent;
+    if (statement?.type === 'expression_statement' && statement.namedChildCount === 1 && block?.type === 'block' && ownsLines(source, statement)) {
+      const entry = deletions.get(block.id) ?? { block, statements: [] };
+      entry.statements.push(statement);
+      deletions.set(block.id, entry);
+    } else {
+      edits.push({ start: target.startIndex, end: target.endIndex, text: 'None' });
+    }
+  }
+  for (const { block, statements } of deletions.values()) edits.push(...deleteStatements(source, block, statements));
+  return { edits: [...removed, ...edits], count };
+}
+
+/** SWE-smith's class_rm_funcs: remove one method and every `self.method(...)` call to it in the class. */
+export const removeClassMethods: Strategy = {
+  name: 'remove_class_methods',
+  family: 'procedural',
+  appliesTo: CLASS_KINDS,
+  apply({ source, entity, rng }) {
+    const { definition, body } = locateEntity(source, entity);
+    const methods = methodsOf(source, body);
+    if (methods.length === 0) return null;
+    const method = rng.pick(methods);
+    const name = methodName(method);
+    const calls = collectNodes(
+      definition,
+      (node) => isOwnCall(node, name) && (node.endIndex <= method.startIndex || node.startIndex >= method.endIndex),
+    );
+    const { edits, count } = removeCalls(source, calls, deleteStatements(source, body, [method]));
+    return {
+      newSource: applyTextEdits(source, edits),
+      description: `removed method ${entity.qualifiedName}.${name} at line ${lineOf(method)} and ${count} call${count === 1 ? '' : 's'} to it`,
+    };
+  },
+};
+
+/** SWE-smith's class_shuffle_funcs: reorder the methods of a class. */
+export const shuffleClassMethods: Strategy = {
+  name: 'shuffle_class_methods',
+  family: 'procedural',
+  appliesTo: CLASS_KINDS,
+  apply({ source, entity, rng }) {
+    const methods = methodsOf(source, locateEntity(source, entity).body);
+    if (methods.length < 2) return null;
+    const names = methods.map(methodName);
+    const { edits, order } = permuteStatements(source, methods, rng);
+    return {
+      newSource: applyTextEdits(source, edits),
+      description: `shuffled the ${names.length} methods of class ${entity.qualifiedName} into the order ${order.map((i) => names[i]).join(', ')}`,
+    };
+  },
+};

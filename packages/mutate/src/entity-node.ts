@@ -1,0 +1,95 @@
+import { EnvgenError, ERROR_CODES } from '@envgen/core';
+import { createOffsetMap, parsePython } from '@envgen/python';
+import type { Entity, SyntaxNode } from '@envgen/python';
+
+/** The entity kinds statement- and expression-level strategies work in. */
+export const FUNCTION_KINDS = ['function', 'method'] as const;
+/** The entity kinds class-level strategies work on. */
+export const CLASS_KINDS = ['class'] as const;
+
+/** An entity's definition found in a freshly parsed tree. */
+export interface EntityNode {
+  /** The `function_definition` or `class_definition` (decorators excluded). */
+  definition: SyntaxNode;
+  /** Its `body` block. */
+  body: SyntaxNode;
+  /** The decorated definition when there are decorators, else the definition itself. */
+  outer: SyntaxNode;
+}
+
+/**
+ * Parses `source` and finds `entity`'s definition by its UTF-8 byte span (converted to
+ * string indices). Throws when the entity does not belong to this source: entities must be
+ * extracted from the exact text being mutated.
+ */
+export function locateEntity(source: string, entity: Entity): EntityNode {
+  const offsets = createOffsetMap(source);
+  const start = offsets.indexAt(entity.startByte);
+  const end = offsets.indexAt(entity.endByte);
+  const outer = parsePython(source).rootNode.descendantForIndex(start, end);
+  const definition = outer.type === 'decorated_definition' ? outer.childForFieldName('definition') : outer;
+  const body = definition?.childForFieldName('body') ?? null;
+  const expectedType = entity.kind === 'class' ? 'class_definition' : 'function_definition';
+  if (
+    definition === null ||
+    body === null ||
+    definition.type !== expectedType ||
+    definition.childForFieldName('name')?.text !== entity.name ||
+    outer.startIndex !== start ||
+    outer.endIndex !== end
+  ) {
+    throw new EnvgenError(
+      ERROR_CODES.internal,
+      `entity ${entity.qualifiedName} (bytes ${entity.startByte}-${entity.endByte}) is not a ${expectedType} of this source; extract entities from the same text you mutate`,
+    );
+  }
+  return { definition, body, outer };
+}
+
+// Scopes of their own: what happens inside them is not the enclosing function's own code.
+const SCOPE_TYPES = new Set(['function_definition', 'lambda', 'class_definition']);
+
+/**
+ * Every node under `root` (itself included) accepted by `keep`, in source order. With
+ * `ownScopeOnly`, nested functions, lambdas and classes are not searched.
+ */
+export function collectNodes(
+  root: SyntaxNode,
+  keep: (node: SyntaxNode) => boolean,
+  options: { ownScopeOnly?: boolean } = {},
+): SyntaxNode[] {
+  const found: SyntaxNode[] = [];
+  // A cursor walk: several times faster than recursing through `children` arrays in the node binding.
+  const cursor = root.walk();
+  for (;;) {
+    const node = cursor.currentNode;
+    if (keep(node)) found.push(node);
+    const prune = options.ownScopeOnly === true && node.id !== root.id && SCOPE_TYPES.has(node.type);
+    if (!prune && cursor.gotoFirstChild()) continue;
+    while (!cursor.gotoNextSibling()) {
+      if (!cursor.gotoParent()) return found;
+    }
+  }
+}
+
+/** True when `statement` is a bare string expression (a docstring in first position). */
+export function isStringStatement(statement: SyntaxNode): boolean {
+  const only = statement.namedChildren;
+  return (
+    statement.type === 'expression_statement' &&
+    only.length === 1 &&
+    (only[0]?.type === 'string' || only[0]?.type === 'concatenated_string')
+  );
+}
+
+// Expressions that bind tighter than any operator, so they can move without parentheses.
+const ATOMIC_TYPES = new Set([
+  'identifier', 'attribute', 'call', 'subscript', 'parenthesized_expression', 'integer', 'float',
+  'string', 'concatenated_string', 'true', 'false', 'none', 'ellipsis', 'list', 'dictionary', 'set',
+  'tuple', 'list_comprehension', 'dictionary_comprehension', 'set_comprehension', 'generator_expression',
+]);
+
+/** The expression's text, parenthesized unless it is atomic. */
+export function wrapExpression(node: SyntaxNode): string {
+  return ATOMIC_TYPES.has(node.type) ? node.text : `(${node.text})`;
+}
