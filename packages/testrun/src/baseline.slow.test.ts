@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +163,26 @@ describe('buildBaseline in the local sandbox', () => {
     const refreshed = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home, cache: 'refresh' });
     expect(provider.opened).toBe(4);
     expect(refreshed.coverage).toEqual(baseline.coverage);
+  });
+
+  it('runs the install steps in each copy, never in the worktree itself', async () => {
+    const tree = await writeFixtureRepo({ 'tests/test_generated.py': 'from generated import VALUE\n\ndef test_value():\n    assert VALUE == 7\n' });
+    try {
+      const built = await buildBaseline({
+        worktree: tree,
+        commit: 'c'.repeat(40),
+        profile: fixtureProfile({ install: ["printf 'VALUE = 7\\n' > generated.py"] }),
+        sandboxProvider: provider,
+        home,
+      });
+      expect(built.results).toEqual({ 'tests/test_generated.py::test_value': { outcome: 'passed', duration: expect.any(Number) } });
+      expect(existsSync(join(tree, 'generated.py'))).toBe(false);
+      await expect(
+        buildBaseline({ worktree: tree, commit: 'd'.repeat(40), profile: fixtureProfile({ install: ['exit 3'] }), sandboxProvider: provider, home }),
+      ).rejects.toMatchObject({ code: 'test-run-failed', message: expect.stringContaining('Install step `exit 3` failed') });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
   });
 
   it('fails with a clear error when the clean suite hangs', async () => {

@@ -12,6 +12,7 @@ import { profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { entityKey, mapCoverage } from './coverage-map.js';
+import { runInstallSteps } from './install-steps.js';
 import { openPytestSandbox } from './pytest-sandbox.js';
 import { runPytest } from './run-pytest.js';
 import type { PytestRun } from './run-pytest.js';
@@ -149,7 +150,8 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
 
 /**
  * The clean repo's baseline: the suite runs twice at once, in two sandboxes over two
- * copies of `worktree` (coverage recorded in one of them); tests whose outcome differs are
+ * copies of `worktree` (each after the profile's install steps; coverage recorded in one
+ * of them); tests whose outcome differs are
  * flaky. Coverage is mapped to function/method entities of the profile's source files.
  * Cached per (commit, profile hash) under `<home>/baselines/`; throws EnvgenError
  * `test-run-failed` when the clean suite times out or crashes.
@@ -178,11 +180,12 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
     const trees = [join(scratch, 'plain'), join(scratch, 'traced')] as const;
     await Promise.all(trees.map((tree) => copyTree(options.worktree, tree)));
 
-    progress({ step: 'running', message: 'running the clean suite twice (one with coverage)' });
+    progress({ step: 'running', message: 'running the clean suite twice at once (one with coverage)' });
     const [plain, traced] = await Promise.all(
       trees.map(async (tree, index) => {
         const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
         try {
+          await runInstallSteps(target, profile, { logger });
           return await runPytest(target, profile, { coverage: index === 1, logger });
         } finally {
           await target.close();

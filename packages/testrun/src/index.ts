@@ -4,6 +4,7 @@ export type { PytestSandbox, OpenPytestSandboxOptions } from './pytest-sandbox.j
 export { runPytest, buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs } from './run-pytest.js';
 export type { PytestRun, PytestCoverage, RunPytestOptions } from './run-pytest.js';
 export { buildBaseline, loadCachedBaseline, baselinePath, findFlaky } from './baseline.js';
+export { runInstallSteps } from './install-steps.js';
 export type { BuildBaselineOptions, BaselineProgress } from './baseline.js';
 export { mapCoverage, entityKey } from './coverage-map.js';
 export { summarizeResults, coveredEntities, countCoverage } from './summary.js';

@@ -165,15 +165,38 @@ describe('runPytest in the local sandbox', () => {
     const run = await runFixture(
       {
         'pkg/__init__.py': '',
-        'pkg/m.py': 'import json\n\n\ndef dump(x):\n    return json.dumps(x)\n\n\ndef unused():\n    return 0\n',
-        'tests/test_m.py': 'from pkg.m import dump\n\ndef test_dump():\n    assert dump(1) == "1"\n\ndef test_nothing():\n    pass\n',
+        'pkg/m.py': 'import json\n\n\ndef dump(x):\n    return json.dumps(x)\n\n\ndef unused():\n    return 0\n\n\ndef in_thread():\n    return 1\n',
+        'tests/test_m.py': [
+          'import threading',
+          'from pkg.m import dump, in_thread',
+          '',
+          'def test_dump():',
+          '    assert dump(1) == "1"',
+          '',
+          'def test_nothing():',
+          '    pass',
+          '',
+          'def test_thread():',
+          '    worker = threading.Thread(target=in_thread)',
+          '    worker.start()',
+          '    worker.join()',
+          '',
+        ].join('\n'),
       },
       fixtureProfile(),
       { coverage: true },
     );
-    expect(run.coverage).toEqual({
-      'tests/test_m.py::test_dump': { 'pkg/m.py': [4], 'tests/test_m.py': [3] },
-      'tests/test_m.py::test_nothing': { 'tests/test_m.py': [6] },
+    expect(run.results['tests/test_m.py::test_thread']?.outcome).toBe('passed');
+    const ownFiles = Object.fromEntries(
+      Object.entries(run.coverage ?? {}).map(([nodeId, files]) => [nodeId, { 'pkg/m.py': files['pkg/m.py'], 'tests/test_m.py': files['tests/test_m.py'] }]),
+    );
+    expect(ownFiles).toEqual({
+      'tests/test_m.py::test_dump': { 'pkg/m.py': [4], 'tests/test_m.py': [4] },
+      'tests/test_m.py::test_nothing': { 'pkg/m.py': undefined, 'tests/test_m.py': [7] },
+      'tests/test_m.py::test_thread': { 'pkg/m.py': [12], 'tests/test_m.py': [10] },
     });
+    // Nothing outside the tree (the standard library's json, threading, pytest) is recorded.
+    const files = new Set(Object.values(run.coverage ?? {}).flatMap((perFile) => Object.keys(perFile)));
+    expect([...files].sort()).toEqual(['pkg/m.py', 'tests/test_m.py']);
   });
 });

@@ -107,7 +107,8 @@ export function parseResultsFile(text: string): ResultsFile | null {
   return parsed;
 }
 
-function tailOf(exec: ExecResult): string {
+/** The last few thousand characters of a command's stdout and stderr, for messages. */
+export function outputTail(exec: ExecResult): string {
   const text = [exec.stdout.trimEnd(), exec.stderr.trimEnd()].filter((part) => part !== '').join('\n');
   return text.length <= OUTPUT_TAIL_CHARS ? text : text.slice(-OUTPUT_TAIL_CHARS);
 }
@@ -176,7 +177,7 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     status,
     exitCode: exec.exitCode,
     seconds: exec.durationMs / 1000,
-    output: tailOf(exec),
+    output: outputTail(exec),
   };
   if (coverage) run.coverage = parsed?.coverage ?? {};
   logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });
