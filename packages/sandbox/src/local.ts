@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { lstat, readlink } from 'node:fs/promises';
 import { ERROR_CODES, EnvgenError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { memoizeCgroupLayout } from './cgroup.js';
@@ -10,22 +11,50 @@ import type { SandboxMount, SandboxProvider } from './types.js';
 /** bubblewrap's outer process and the init of its pid namespace count against pids.max. */
 const BWRAP_PROCESSES = 2;
 
+/** Host directories the jail shows read-only (when present): programs, libraries, config. */
+const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32', 'etc', 'opt', 'sys'];
+/** Secrets inside those directories that stay hidden. */
+const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/ssh'];
+
 /**
- * The jail: the host's root read-only, fresh /dev, /proc and /tmp, the worktree read-write
- * at /tmp/repo, every namespace unshared (the network is a private loopback), no
+ * bubblewrap arguments showing the host's system directories read-only: symlinks (a
+ * merged /usr) are recreated, directories bound. Everything else on the host (/run and
+ * /var with daemon sockets such as Docker's, /root, /home, /work, /srv) is not there at all:
+ * a read-only bind would still let uid 0 connect to a Unix socket in it.
+ */
+export async function resolveSystemBinds(): Promise<string[]> {
+  const args: string[] = [];
+  for (const name of SYSTEM_DIRS) {
+    const entry = `/${name}`;
+    const info = await lstat(entry).catch(() => undefined);
+    if (info?.isSymbolicLink()) args.push('--symlink', await readlink(entry), entry);
+    else if (info?.isDirectory()) args.push('--ro-bind', entry, entry);
+  }
+  for (const hidden of HIDDEN_FILES) {
+    const info = await lstat(hidden).catch(() => undefined);
+    if (info?.isDirectory()) args.push('--tmpfs', hidden);
+    else if (info) args.push('--ro-bind', '/dev/null', hidden);
+  }
+  return args;
+}
+
+/**
+ * The jail: the host's system directories read-only (see {@link resolveSystemBinds}), a
+ * fresh /dev, /proc and /tmp, the worktree read-write at /tmp/repo, the rest of the root
+ * read-only and empty, every namespace unshared (the network is a private loopback), no
  * capabilities, its own session, and it dies with envgen.
  */
-export function buildBwrapArgs(worktree: string, mounts: readonly SandboxMount[], cwd: string): string[] {
+export function buildBwrapArgs(system: readonly string[], worktree: string, mounts: readonly SandboxMount[], cwd: string): string[] {
   return [
-    '--ro-bind', '/', '/',
+    ...system,
     '--dev', '/dev',
-    '--tmpfs', '/dev/shm',
     '--proc', '/proc',
     // bubblewrap leaves /proc/sys writable, and uid 0 inside maps to root outside.
     '--ro-bind', '/proc/sys', '/proc/sys',
     '--tmpfs', '/tmp',
     '--bind', worktree, SANDBOX_WORKDIR,
     ...mounts.flatMap((mount) => [mount.readonly ? '--ro-bind' : '--bind', mount.source, mount.target]),
+    '--remount-ro', '/',
     '--unshare-all',
     '--cap-drop', 'ALL',
     '--die-with-parent',
@@ -49,12 +78,15 @@ async function runQuiet(argv: string[]): Promise<{ code: number | null; output: 
 /**
  * The `local` backend: each command runs in a bubblewrap jail inside its own cgroup.
  *
- * Security model: the command sees the host's filesystem read-only except the worktree
- * (/tmp/repo) and rw mounts; /tmp is a private tmpfs; there is no network but a private
- * loopback; it has no capabilities, its own pid/ipc/uts/cgroup/user namespaces and its own
- * session. It runs as uid 0 mapped to the host's root, so the read-only binds (including
- * /proc/sys and /sys) are what protects the host; files it writes in the worktree belong
- * to the user running envgen.
+ * Security model: the command sees only the host's system directories (/usr, /etc, /opt,
+ * /sys, the /lib and /bin links), read-only, minus /etc/shadow, /etc/gshadow and /etc/ssh;
+ * the worktree read-write at /tmp/repo and the mounts; a private tmpfs /tmp and /dev. The
+ * host's /run, /var, /root, /home, /work and anything else are absent, so no host daemon
+ * socket (Docker's, a database's) can be reached. There is no network but a private
+ * loopback; it has no capabilities, its own pid/ipc/uts/cgroup/user/mount namespaces and
+ * its own session. It runs as uid 0 mapped to the host's root, so the read-only binds
+ * (including /proc/sys and /sys) are what protects the host; files it writes in the
+ * worktree belong to the user running envgen.
  *
  * Limits: the wall clock kills the pid namespace (nothing survives); memory (RAM, tmpfs
  * included) and the process count are enforced by a per-command cgroup (v1 memory+pids,
@@ -63,11 +95,13 @@ async function runQuiet(argv: string[]): Promise<{ code: number | null; output: 
 export function createLocalProvider(options: { logger?: Logger } = {}): SandboxProvider {
   const logger = options.logger ?? silentLogger;
   const cgroups = memoizeCgroupLayout(logger);
+  let system: Promise<string[]> | undefined;
+  const systemBinds = (): Promise<string[]> => (system ??= resolveSystemBinds());
 
   return {
     kind: 'local',
     async ensureAvailable() {
-      const probe = await runQuiet(['bwrap', ...buildBwrapArgs('/tmp', [], SANDBOX_WORKDIR), 'true']);
+      const probe = await runQuiet(['bwrap', ...buildBwrapArgs(await systemBinds(), '/tmp', [], SANDBOX_WORKDIR), 'true']);
       if (probe.error) {
         throw new EnvgenError(
           ERROR_CODES.sandboxUnavailable,
@@ -86,6 +120,7 @@ export function createLocalProvider(options: { logger?: Logger } = {}): SandboxP
     async open(sandboxOptions) {
       const mounts = await checkSandboxOptions(sandboxOptions);
       const layoutFound = await cgroups();
+      const system = await systemBinds();
       return createSandboxHandle({
         kind: 'local',
         workdir: SANDBOX_WORKDIR,
@@ -93,7 +128,7 @@ export function createLocalProvider(options: { logger?: Logger } = {}): SandboxP
         start(argv, execOptions) {
           const settings = resolveExecSettings(sandboxOptions, execOptions, SANDBOX_WORKDIR);
           return startHostCommand({
-            argv: ['bwrap', ...buildBwrapArgs(sandboxOptions.worktree, mounts, settings.cwd), ...argv],
+            argv: ['bwrap', ...buildBwrapArgs(system, sandboxOptions.worktree, mounts, settings.cwd), ...argv],
             env: settings.env,
             cwd: sandboxOptions.worktree,
             stdin: execOptions.stdin,

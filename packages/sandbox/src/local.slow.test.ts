@@ -1,0 +1,3 @@
+import { describeSandboxContract } from './contract.js';
+
+describeSandboxContract('local', { isolated: true });
