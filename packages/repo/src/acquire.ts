@@ -4,7 +4,7 @@ import { EnvgenError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { acquireDebianSource } from './debian.js';
 import type { DebianOptions } from './debian.js';
-import { resolveCommit, runGit, tryGit } from './git.js';
+import { openGit, resolveCommit, runGitTask } from './git.js';
 import { mirrorPathForTree, mirrorPathForUrl, nameGitUrl, sanitizeSegment } from './mirror-path.js';
 import { snapshotTree } from './snapshot.js';
 import type { RepoSpec, ResolvedRepo } from './types.js';
@@ -35,7 +35,7 @@ async function cloneMirror(url: string, mirror: string, hint: string): Promise<v
   await mkdir(dirname(mirror), { recursive: true });
   const partial = `${mirror}.partial-${process.pid}-${Date.now()}`;
   try {
-    await runGit(['clone', '--quiet', '--mirror', '--end-of-options', url, partial], { hint });
+    await runGitTask('clone --mirror', openGit().clone(url, partial, ['--quiet', '--mirror']), hint);
     await rename(partial, mirror).catch(async (error: unknown) => {
       // Another job finished the same clone first: keep theirs.
       if (!(await exists(mirror))) throw error;
@@ -53,6 +53,8 @@ async function cloneMirror(url: string, mirror: string, hint: string): Promise<v
 async function resolveFromMirror(url: string, mirror: string, ref: string | null, label: string, hint: string, options: AcquireRepoOptions): Promise<string> {
   const logger = options.logger ?? silentLogger;
   const target = ref ?? 'HEAD';
+  const git = openGit({ gitDir: mirror });
+  const fetchAll = (): Promise<unknown> => runGitTask('fetch', git.fetch(['--quiet', '--prune', 'origin']), hint);
   let fetched = false;
   if (!(await exists(mirror))) {
     logger.info('cloning mirror', { repo: label, mirror });
@@ -60,19 +62,22 @@ async function resolveFromMirror(url: string, mirror: string, ref: string | null
     fetched = true;
   } else if (options.update) {
     logger.info('updating mirror', { repo: label, mirror });
-    await runGit(['--git-dir', mirror, 'fetch', '--quiet', '--prune', 'origin'], { hint });
+    await fetchAll();
     fetched = true;
   }
   let commit = await resolveCommit(mirror, target);
   if (commit === null && !fetched) {
     logger.info('ref not in mirror, fetching', { repo: label, ref: target });
-    await runGit(['--git-dir', mirror, 'fetch', '--quiet', '--prune', 'origin'], { hint });
+    await fetchAll();
     commit = await resolveCommit(mirror, target);
   }
   if (commit === null && ref !== null && /^[0-9a-f]{40}$/.test(ref)) {
     // A sha no branch or tag points at: servers that allow it hand it out directly.
-    const direct = await tryGit(['--git-dir', mirror, 'fetch', '--quiet', 'origin', ref]);
-    if (direct.ok) commit = await resolveCommit(mirror, ref);
+    const direct = await git.fetch('origin', ref, ['--quiet']).then(
+      () => true,
+      () => false,
+    );
+    if (direct) commit = await resolveCommit(mirror, ref);
   }
   if (commit === null) {
     throw new EnvgenError('repo-unavailable', `${label} has no ref "${target}" (mirror ${mirror}). Check the branch, tag or sha; list them with: git ls-remote ${url}\n${hint}`);
@@ -83,13 +88,13 @@ async function resolveFromMirror(url: string, mirror: string, ref: string | null
 async function acquireLocal(spec: Extract<RepoSpec, { kind: 'local' }>, options: AcquireRepoOptions): Promise<ResolvedRepo> {
   const base = { spec, owner: 'local', name: sanitizeSegment(basename(spec.path)), aptPackages: [] };
   if (await exists(join(spec.path, '.git'))) {
-    const gitDir = (await runGit(['-C', spec.path, 'rev-parse', '--absolute-git-dir'])).trim();
+    const gitDir = (await runGitTask('rev-parse', openGit({ cwd: spec.path }).revparse(['--absolute-git-dir']))).trim();
     const commit = await resolveCommit(gitDir, 'HEAD');
     if (commit === null) {
       throw new EnvgenError('repo-unavailable', `${spec.path} is a git repo without commits; commit the tree first (or remove .git to use it as a plain tree).`);
     }
     // GIT_OPTIONAL_LOCKS=0: `status` must not refresh (write) the user's index.
-    const status = await runGit(['-C', spec.path, 'status', '--porcelain'], { env: { GIT_OPTIONAL_LOCKS: '0' } });
+    const status = await runGitTask('status', openGit({ cwd: spec.path, env: { GIT_OPTIONAL_LOCKS: '0' } }).raw(['status', '--porcelain']));
     const changed = status.split('\n').filter((line) => line.trim() !== '').length;
     const notes = changed ? [`${changed} uncommitted change(s) in ${spec.path} are ignored; using HEAD ${commit.slice(0, 8)}`] : [];
     return { ...base, commit, mirror: spec.path, notes };

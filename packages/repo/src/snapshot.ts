@@ -1,8 +1,8 @@
-import { lstat, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnvgenError } from '@envgen/core';
-import { runGit, tryGit } from './git.js';
+import { openGit, runGitTask, runGitWithInput } from './git.js';
 
 /** Fixed identity and date of snapshot commits, so the same tree always gives the same sha. */
 export const SNAPSHOT_IDENTITY = {
@@ -40,10 +40,17 @@ async function listTree(root: string, prefix = ''): Promise<TreeEntry[]> {
 
 /** Creates the bare repo `gitDir` (HEAD → refs/heads/main) unless it exists. */
 export async function ensureBareRepo(gitDir: string): Promise<void> {
-  const probe = await tryGit(['--git-dir', gitDir, 'rev-parse', '--git-dir']);
-  if (probe.ok) return;
-  await runGit(['init', '--quiet', '--bare', gitDir]);
-  await runGit(['--git-dir', gitDir, 'symbolic-ref', 'HEAD', 'refs/heads/main']);
+  const probe = await openGit({ gitDir })
+    .revparse(['--git-dir'])
+    .then(
+      () => true,
+      () => false,
+    );
+  if (probe) return;
+  await mkdir(gitDir, { recursive: true });
+  const git = openGit({ cwd: gitDir });
+  await runGitTask('init --bare', git.init(true, ['--quiet']));
+  await runGitTask('symbolic-ref', git.raw(['symbolic-ref', 'HEAD', 'refs/heads/main']));
 }
 
 /**
@@ -57,26 +64,29 @@ export async function ensureBareRepo(gitDir: string): Promise<void> {
 export async function snapshotTree(treeDir: string, gitDir: string, options: { message: string; refs: string[] }): Promise<string> {
   await ensureBareRepo(gitDir);
   const entries = await listTree(treeDir);
+  // Objects and index records go in on stdin, which simple-git cannot feed: envgen's own runner
+  // does those two steps, simple-git the rest.
   const files = entries.filter((entry) => entry.mode !== '120000');
   const fileShas = files.length
-    ? (await runGit(['--git-dir', gitDir, 'hash-object', '-w', '--no-filters', '--stdin-paths'], { input: files.map((file) => file.source).join('\n') + '\n' }))
+    ? (await runGitWithInput(['--git-dir', gitDir, 'hash-object', '-w', '--no-filters', '--stdin-paths'], { input: files.map((file) => file.source).join('\n') + '\n' }))
         .trim()
         .split('\n')
     : [];
   const shaOf = new Map<TreeEntry, string>();
   files.forEach((file, index) => shaOf.set(file, fileShas[index] ?? ''));
   for (const link of entries.filter((entry) => entry.mode === '120000')) {
-    shaOf.set(link, (await runGit(['--git-dir', gitDir, 'hash-object', '-w', '--stdin'], { input: link.source })).trim());
+    shaOf.set(link, (await runGitWithInput(['--git-dir', gitDir, 'hash-object', '-w', '--stdin'], { input: link.source })).trim());
   }
 
   const scratch = await mkdtemp(join(tmpdir(), 'envgen-index-'));
   try {
     const env = { GIT_INDEX_FILE: join(scratch, 'index') };
     const records = entries.map((entry) => `${entry.mode} ${shaOf.get(entry) ?? ''}\t${entry.path}\0`).join('');
-    await runGit(['--git-dir', gitDir, 'update-index', '-z', '--add', '--index-info'], { env, input: records });
-    const tree = (await runGit(['--git-dir', gitDir, 'write-tree'], { env })).trim();
-    const commit = (await runGit(['--git-dir', gitDir, 'commit-tree', tree, '-m', options.message], { env: { ...SNAPSHOT_IDENTITY } })).trim();
-    for (const ref of [...options.refs, `refs/snapshots/${commit}`]) await runGit(['--git-dir', gitDir, 'update-ref', ref, commit]);
+    await runGitWithInput(['--git-dir', gitDir, 'update-index', '-z', '--add', '--index-info'], { env, input: records });
+    const git = openGit({ gitDir, env: { ...env, ...SNAPSHOT_IDENTITY } });
+    const tree = (await runGitTask('write-tree', git.raw(['write-tree']))).trim();
+    const commit = (await runGitTask('commit-tree', git.raw(['commit-tree', tree, '-m', options.message]))).trim();
+    for (const ref of [...options.refs, `refs/snapshots/${commit}`]) await runGitTask('update-ref', git.raw(['update-ref', ref, commit]));
     return commit;
   } finally {
     await rm(scratch, { recursive: true, force: true });

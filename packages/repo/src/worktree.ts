@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { runGit } from './git.js';
+import { openGit, runGitTask } from './git.js';
 import type { ResolvedRepo, Worktree } from './types.js';
 
 /** Options of {@link createWorktree}. */
@@ -23,9 +23,10 @@ export async function createWorktree(repo: ResolvedRepo, options: CreateWorktree
   await mkdir(dirname(path), { recursive: true });
   const hint = `Creating a worktree of ${repo.owner}/${repo.name} at ${repo.commit} from ${repo.mirror}; if the mirror is damaged, delete it to re-acquire.`;
   try {
-    await runGit(['clone', '--quiet', '--shared', '--no-checkout', '--end-of-options', repo.mirror, path], { hint });
-    await runGit(['-C', path, 'checkout', '--quiet', '--detach', repo.commit], { hint });
-    await runGit(['-C', path, 'remote', 'remove', 'origin']);
+    await runGitTask('clone --shared', openGit().clone(repo.mirror, path, ['--quiet', '--shared', '--no-checkout']), hint);
+    const git = openGit({ cwd: path });
+    await runGitTask('checkout', git.checkout(['--quiet', '--detach', repo.commit]), hint);
+    await runGitTask('remote remove', git.removeRemote('origin'), hint);
   } catch (error) {
     await rm(path, { recursive: true, force: true });
     throw error;
