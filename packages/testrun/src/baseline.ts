@@ -151,8 +151,8 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
 /**
  * The clean repo's baseline: the suite runs twice at once, in two sandboxes over two
  * copies of `worktree` (each after the profile's install steps; coverage recorded in one
- * of them); tests whose outcome differs are
- * flaky. Coverage is mapped to function/method entities of the profile's source files.
+ * of them); tests whose outcome differs are flaky. Coverage is mapped to the function and
+ * method entities of the profile's source files.
  * Cached per (commit, profile hash) under `<home>/baselines/`; throws EnvgenError
  * `test-run-failed` when the clean suite times out or crashes.
  */
@@ -177,30 +177,33 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
   const scratch = await mkdtemp(join(tmpdir(), 'envgen-baseline-'));
   try {
     progress({ step: 'copying', message: 'copying the worktree twice' });
-    const trees = [join(scratch, 'plain'), join(scratch, 'traced')] as const;
-    await Promise.all(trees.map((tree) => copyTree(options.worktree, tree)));
+    const plainTree = join(scratch, 'plain');
+    const tracedTree = join(scratch, 'traced');
+    await Promise.all([copyTree(options.worktree, plainTree), copyTree(options.worktree, tracedTree)]);
 
     progress({ step: 'running', message: 'running the clean suite twice at once (one with coverage)' });
-    const [plain, traced] = await Promise.all(
-      trees.map(async (tree, index) => {
-        const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
-        try {
-          await runInstallSteps(target, profile, { logger });
-          return await runPytest(target, profile, { coverage: index === 1, logger });
-        } finally {
-          await target.close();
-        }
-      }),
-    );
-    if (plain === undefined || traced === undefined) throw new EnvgenError('internal', 'Baseline runs are missing.');
+    const runIn = async (tree: string, coverage: boolean): Promise<PytestRun> => {
+      const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
+      try {
+        await runInstallSteps(target, profile, { logger });
+        return await runPytest(target, profile, { coverage, logger });
+      } finally {
+        await target.close();
+      }
+    };
+    const [plain, traced] = await Promise.all([runIn(plainTree, false), runIn(tracedTree, true)]);
     assertCompleted(plain, 'first run', profile);
     assertCompleted(traced, 'coverage run', profile);
 
     progress({ step: 'mapping', message: 'mapping coverage to functions' });
     const entities = await readEntities(options.worktree, profile.sourceFiles, logger);
-    const functions = [...entities]
-      .flatMap(([file, list]) => list.filter((entity) => entity.kind !== 'class').map((entity) => entityKey(file, entity.qualifiedName)))
-      .sort();
+    const functions = [
+      ...new Set(
+        [...entities].flatMap(([file, list]) =>
+          list.filter((entity) => entity.kind !== 'class').map((entity) => entityKey(file, entity.qualifiedName)),
+        ),
+      ),
+    ].sort();
     const baseline: Baseline = {
       commit,
       profileHash: hash,
