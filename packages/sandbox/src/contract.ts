@@ -292,6 +292,20 @@ export function describeSandboxContract(kind: SandboxKind, options: ContractOpti
       expect(small).toMatchObject({ status: 'exited', exitCode: 0, stdout: `${64 * MiB}\n` });
     });
 
+    it('kills running commands when a sandbox is disposed, and refuses new ones', async () => {
+      const provider = createSandboxProvider(kind);
+      const other = await provider.open({ worktree, limits });
+      const marker = `1000.${Date.now() % 1_000_000}3`;
+      const running = other.exec(['sh', '-c', `sleep ${marker}`]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const started = Date.now();
+      await other.dispose();
+      expect((await running).status).toBe('killed');
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(await waitForNoProcesses(marker, 2000)).toEqual([]);
+      await expect(other.exec(['true'])).rejects.toMatchObject({ code: 'usage' });
+    });
+
     it('cuts huge output at maxOutputBytes, quickly, and keeps both streams', async () => {
       const result = await sandbox.exec(['sh', '-c', 'head -c 50000000 /dev/zero | tr "\\0" a; echo tail >&2; exit 4'], {
         limits: { maxOutputBytes: MiB },
