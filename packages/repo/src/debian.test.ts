@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -104,6 +104,29 @@ describe('acquireDebianSource over HTTP', () => {
     const again = await acquireDebianSource(spec('debian:demo'), { home, aptSources: [archive] });
     expect(again.commit).toBe(repo.commit);
     expect(requests).toEqual([]);
+  });
+
+  it('answers a repeat from the per-source record until the index changes', async () => {
+    const recordPath = join(home, 'debian', 'sources', 'demo.json');
+    const record = JSON.parse(readFileSync(recordPath, 'utf8')) as { versions: { version: string; aptPackages: string[] }[] };
+    expect(record.versions.map((entry) => entry.version)).toEqual(['2.0-1', '1.0-1']);
+    // A marker only the record holds: seeing it proves the index was not read.
+    record.versions[0] = { version: '2.0-1', aptPackages: ['marker'] };
+    writeFileSync(recordPath, JSON.stringify({ ...record }));
+    requests = [];
+    expect((await acquireDebianSource(spec('debian:demo'), { home, aptSources: [archive] })).aptPackages).toEqual(['marker']);
+    expect((await acquireDebianSource(spec('debian:demo=2.0-1'), { home, aptSources: [archive] })).aptPackages).toEqual(['marker']);
+    expect(requests).toEqual([]);
+
+    const indexDir = join(home, 'debian', 'indexes');
+    const [host] = readdirSync(indexDir);
+    const index = join(indexDir, host ?? '', 'stable', 'main', 'Sources');
+    const earlier = new Date(Date.now() - 60_000);
+    utimesSync(index, earlier, earlier);
+    const reread = await acquireDebianSource(spec('debian:demo'), { home, aptSources: [archive] });
+    expect(reread.aptPackages).toEqual(['python3-pytest', 'python3-requests', 'python3-yaml']);
+    expect(requests).toEqual([]);
+    expect(readFileSync(recordPath, 'utf8')).not.toContain('marker');
   });
 
   it('takes a pinned older version', async () => {

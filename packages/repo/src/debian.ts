@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { EnvgenError, describeError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { listAptSourceFiles, readAptSources } from './apt-sources.js';
@@ -40,22 +40,38 @@ async function download(url: string, dest: string): Promise<void> {
   await rename(partial, dest);
 }
 
+/** Where the decompressed `Sources` index of one archive component is cached. */
+function indexPathOf(home: string, archive: AptSource, component: string): string {
+  return join(home, 'debian', 'indexes', sanitizeSegment(archive.uri.replace(/^https?:\/\//, '')), sanitizeSegment(archive.suite), sanitizeSegment(component), 'Sources');
+}
+
+/** A cached index file as it was when read: a change of either means it was replaced. */
+interface IndexIdentity {
+  path: string;
+  mtimeMs: number;
+  size: number;
+}
+
+async function identifyIndex(path: string): Promise<IndexIdentity | null> {
+  return stat(path).then(
+    (info) => ({ path, mtimeMs: info.mtimeMs, size: info.size }),
+    () => null,
+  );
+}
+
 /**
  * The decompressed `Sources` index of one archive component, from `<home>/debian/indexes/…`,
  * downloaded when missing or older than `maxAgeMs`. A stale copy is used (with a note) when the
- * refresh fails; null when there is no copy at all.
+ * refresh fails; null when there is no copy at all. `identity` is set only for a fresh copy.
  */
-async function loadSourcesIndex(home: string, archive: AptSource, component: string, maxAgeMs: number, logger: Logger, notes: string[]): Promise<string | null> {
-  const dir = join(home, 'debian', 'indexes', sanitizeSegment(archive.uri.replace(/^https?:\/\//, '')), sanitizeSegment(archive.suite), sanitizeSegment(component));
-  const indexPath = join(dir, 'Sources');
-  const age = await stat(indexPath).then(
-    (info) => Date.now() - info.mtimeMs,
-    () => null,
-  );
-  if (age !== null && age < maxAgeMs) return readFile(indexPath, 'utf8');
+async function loadSourcesIndex(home: string, archive: AptSource, component: string, maxAgeMs: number, logger: Logger, notes: string[]): Promise<{ text: string; identity: IndexIdentity | null } | null> {
+  const indexPath = indexPathOf(home, archive, component);
+  const before = await identifyIndex(indexPath);
+  const age = before === null ? null : Date.now() - before.mtimeMs;
+  if (age !== null && age < maxAgeMs) return { text: await readFile(indexPath, 'utf8'), identity: before };
   const url = `${archive.uri}/dists/${archive.suite}/${component}/source/Sources.xz`;
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dirname(indexPath), { recursive: true });
     logger.info('downloading Debian source index', { url });
     await download(url, `${indexPath}.xz`);
     const unpacked = await runProgram('xz', ['-dc', `${indexPath}.xz`]);
@@ -63,16 +79,67 @@ async function loadSourcesIndex(home: string, archive: AptSource, component: str
     await writeFile(`${indexPath}.partial`, unpacked.stdout);
     await rename(`${indexPath}.partial`, indexPath);
     await rm(`${indexPath}.xz`, { force: true });
-    return unpacked.stdout;
+    return { text: unpacked.stdout, identity: await identifyIndex(indexPath) };
   } catch (error) {
     if (age !== null) {
       notes.push(`could not refresh ${url} (${describeError(error)}); using the cached copy`);
-      return readFile(indexPath, 'utf8');
+      return { text: await readFile(indexPath, 'utf8'), identity: null };
     }
     logger.warn('Debian source index unavailable', { url, error: describeError(error) });
     notes.push(`${url} unavailable: ${describeError(error)}`);
     return null;
   }
+}
+
+/**
+ * What a full acquire learnt about one source package from fresh indexes, kept in
+ * `<home>/debian/sources/<source>.json` so that a repeat acquire of a snapshotted version answers
+ * without reading the (tens of MB of) indexes again.
+ */
+interface SourceRecord {
+  format: 1;
+  /** The indexes the versions come from, as they were then; any change invalidates the record. */
+  indexes: IndexIdentity[];
+  /** Every version in those indexes, newest first, with its test packages. */
+  versions: { version: string; aptPackages: string[] }[];
+}
+
+function recordPathOf(home: string, source: string): string {
+  return join(home, 'debian', 'sources', `${sanitizeSegment(source)}.json`);
+}
+
+async function readSourceRecord(home: string, source: string): Promise<SourceRecord | null> {
+  try {
+    const record = JSON.parse(await readFile(recordPathOf(home, source), 'utf8')) as Partial<SourceRecord>;
+    return record.format === 1 && Array.isArray(record.indexes) && Array.isArray(record.versions) ? (record as SourceRecord) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function writeSourceRecord(home: string, source: string, record: SourceRecord): Promise<void> {
+  const path = recordPathOf(home, source);
+  await mkdir(dirname(path), { recursive: true });
+  const partial = `${path}.partial-${process.pid}`;
+  await writeFile(partial, JSON.stringify(record));
+  await rename(partial, path);
+}
+
+/**
+ * The version a source record picks for `spec`, if the record still describes the indexes this
+ * acquire would read (same files, unchanged, not older than `maxAgeMs`); null sends the caller
+ * down the full path.
+ */
+async function lookupSourceRecord(spec: Extract<RepoSpec, { kind: 'debian' }>, indexPaths: string[], home: string, maxAgeMs: number): Promise<SourceRecord['versions'][number] | null> {
+  const record = await readSourceRecord(home, spec.source);
+  if (record === null || record.indexes.length !== indexPaths.length) return null;
+  const now = Date.now();
+  for (const [position, path] of indexPaths.entries()) {
+    const known = record.indexes[position];
+    const current = await identifyIndex(path);
+    if (known === undefined || current === null || known.path !== path || known.mtimeMs !== current.mtimeMs || known.size !== current.size || now - current.mtimeMs >= maxAgeMs) return null;
+  }
+  return (spec.version === null ? record.versions[0] : record.versions.find((entry) => entry.version === spec.version)) ?? null;
 }
 
 function tagForVersion(version: string): string {
@@ -108,7 +175,9 @@ async function fetchVerified(url: string, dest: string, expected: string, label:
  * `<home>/debian/`, refreshed daily), picks the stanza (highest version unless one is given),
  * downloads and SHA256-verifies the upstream tarball, extracts it safely and snapshots it into
  * `<home>/mirrors/debian/<source>.git` as the tag `debian/<version>`. A version already snapshotted
- * is not downloaded again. `aptPackages` come from Build-Depends(-Indep) minus build tooling.
+ * is not downloaded again, and while the indexes are unchanged and fresh it is answered from a
+ * small per-source record without reading them. `aptPackages` come from Build-Depends(-Indep)
+ * minus build tooling.
  */
 export async function acquireDebianSource(spec: Extract<RepoSpec, { kind: 'debian' }>, options: DebianOptions & { home: string; logger?: Logger }): Promise<ResolvedRepo> {
   const logger = options.logger ?? silentLogger;
@@ -118,14 +187,25 @@ export async function acquireDebianSource(spec: Extract<RepoSpec, { kind: 'debia
     throw new EnvgenError('repo-unavailable', `Cannot fetch ${spec.raw}: no HTTP Debian archive is configured in /etc/apt/sources.list or /etc/apt/sources.list.d/.`);
   }
 
+  const maxAgeMs = options.debianIndexMaxAgeMs ?? DAY_MS;
+  const mirror = join(options.home, 'mirrors', 'debian', `${sanitizeSegment(spec.source)}.git`);
+  const indexPaths = archives.flatMap((archive) => archive.components.map((component) => indexPathOf(options.home, archive, component)));
+  const known = await lookupSourceRecord(spec, indexPaths, options.home, maxAgeMs);
+  const knownCommit = known === null ? null : await resolveCommit(mirror, tagForVersion(known.version));
+  if (known !== null && knownCommit !== null) {
+    return { spec, owner: 'debian', name: spec.source, mirror, aptPackages: known.aptPackages, commit: knownCommit, notes };
+  }
+
   const candidates: SourceCandidate[] = [];
   const indexes: string[] = [];
+  const identities: IndexIdentity[] = [];
   for (const archive of archives) {
     for (const component of archive.components) {
-      const index = await loadSourcesIndex(options.home, archive, component, options.debianIndexMaxAgeMs ?? DAY_MS, logger, notes);
+      const index = await loadSourcesIndex(options.home, archive, component, maxAgeMs, logger, notes);
       if (index === null) continue;
-      indexes.push(index);
-      for (const stanza of findSourceStanzas(index, spec.source)) {
+      indexes.push(index.text);
+      if (index.identity !== null) identities.push(index.identity);
+      for (const stanza of findSourceStanzas(index.text, spec.source)) {
         const version = stanza['Version'];
         if (version && !candidates.some((candidate) => candidate.version === version)) candidates.push({ stanza, version, archive });
       }
@@ -141,13 +221,16 @@ export async function acquireDebianSource(spec: Extract<RepoSpec, { kind: 'debia
     throw new EnvgenError('repo-unavailable', `Debian has no source package "${spec.source}" in ${searched}.${hint}`);
   }
   candidates.sort((a, b) => compareDebianVersions(b.version, a.version));
+  if (identities.length === indexPaths.length) {
+    const versions = candidates.map((candidate) => ({ version: candidate.version, aptPackages: selectTestPackages(candidate.stanza) }));
+    await writeSourceRecord(options.home, spec.source, { format: 1, indexes: identities, versions });
+  }
   const available = candidates.map((candidate) => candidate.version).join(', ');
   const chosen = spec.version === null ? candidates[0] : candidates.find((candidate) => candidate.version === spec.version);
   if (chosen === undefined) {
     throw new EnvgenError('repo-unavailable', `debian:${spec.source} has no version ${spec.version ?? ''} in ${searched}; available: ${available}. Use debian:${spec.source}=<version> with one of them, or no version for the newest.`);
   }
 
-  const mirror = join(options.home, 'mirrors', 'debian', `${sanitizeSegment(spec.source)}.git`);
   const tag = tagForVersion(chosen.version);
   const base = { spec, owner: 'debian', name: spec.source, mirror, aptPackages: selectTestPackages(chosen.stanza) };
   const cached = await resolveCommit(mirror, tag);
