@@ -76,6 +76,30 @@ describe('envgen env on edge-case repos', () => {
     expect(report.tests.flaky).toBe(report.flaky.length);
   });
 
+  it('stops a test that hangs at the per-test limit and keeps the rest of the run', async () => {
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      'tests/test_hang.py': [
+        'import time',
+        'from calc import add',
+        '',
+        '',
+        'def test_hangs():',
+        '    time.sleep(1000)',
+        '',
+        '',
+        'def test_add():',
+        '    assert add(1, 2) == 3',
+        '',
+      ].join('\n'),
+    });
+    const started = performance.now();
+    const report = await runEnv({ repo }, settingsFor({ 'local/project': { testTimeoutMs: 1500 } }), silentLogger, quiet);
+    expect(report.tests).toMatchObject({ passed: 1, failed: 1, flaky: 0 });
+    expect(report.profile.testTimeoutMs).toBe(1500);
+    expect(performance.now() - started).toBeLessThan(30_000);
+  });
+
   it('contains a test that writes outside its tree: the write fails, the host is unchanged', async () => {
     const target = join(mkdtempSync(join(tmpdir(), 'envgen-outside-')), 'escaped.txt');
     const repo = writeFixtureRepo({

@@ -15,7 +15,7 @@ export { snapshotTree, SNAPSHOT_IDENTITY } from './snapshot.js';
 export { mirrorPathForUrl, mirrorPathForTree, nameGitUrl } from './mirror-path.js';
 export { createWorktree } from './worktree.js';
 export type { CreateWorktreeOptions } from './worktree.js';
-export { detectProfile, deriveProfile, profileHash, isSkippedDir, DEFAULT_PYTHON, DEFAULT_TIMEOUT_MS } from './profile.js';
+export { detectProfile, deriveProfile, profileHash, isSkippedDir, DEFAULT_PYTHON, DEFAULT_TIMEOUT_MS, DEFAULT_TEST_TIMEOUT_MS } from './profile.js';
 export type { DetectProfileOptions, TreeListing } from './profile.js';
 export { loadProfileOverrides, validateProfileOverrides, shippedProfilesDir } from './profile-overrides.js';
 export type { ProfileOverride, ProfileOverrideValues, LoadProfileOverridesOptions } from './profile-overrides.js';

@@ -5,7 +5,7 @@ import { EnvgenError, describeError } from '@envgen/core';
 import type { Profile } from './types.js';
 
 /** The profile settings a profile file may set. */
-export type ProfileOverrideValues = Partial<Pick<Profile, 'python' | 'env' | 'aptPackages' | 'install' | 'testArgs' | 'testGlobs' | 'deselect' | 'timeoutMs'>>;
+export type ProfileOverrideValues = Partial<Pick<Profile, 'python' | 'env' | 'aptPackages' | 'install' | 'testArgs' | 'testGlobs' | 'deselect' | 'timeoutMs' | 'testTimeoutMs'>>;
 
 /** Settings from one profile file, applied over detection; `source` ends up in provenance. */
 export interface ProfileOverride {
@@ -19,7 +19,7 @@ export function shippedProfilesDir(): string {
 }
 
 const STRING_LIST_KEYS = ['aptPackages', 'install', 'testArgs', 'testGlobs', 'deselect'] as const;
-const ALLOWED_KEYS = ['comment', 'python', 'env', ...STRING_LIST_KEYS, 'timeoutMs'];
+const ALLOWED_KEYS = ['comment', 'python', 'env', ...STRING_LIST_KEYS, 'timeoutMs', 'testTimeoutMs'];
 
 /**
  * Checks the parsed JSON of a profile file and returns its settings. `comment` (a string) is
@@ -42,9 +42,9 @@ export function validateProfileOverrides(data: unknown, source: string): Profile
     } else if (key === 'python') {
       if (typeof value !== 'string' || value === '') throw bad(key, 'a non-empty string (an interpreter path)');
       values.python = value;
-    } else if (key === 'timeoutMs') {
+    } else if (key === 'timeoutMs' || key === 'testTimeoutMs') {
       if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw bad(key, 'a positive integer (milliseconds)');
-      values.timeoutMs = value;
+      values[key] = value;
     } else if (key === 'env') {
       if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.values(value).every((item) => typeof item === 'string')) {
         throw bad(key, 'an object of string values');

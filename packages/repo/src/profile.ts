@@ -11,6 +11,8 @@ import type { Profile } from './types.js';
 export const DEFAULT_PYTHON = '/usr/bin/python3';
 /** Default wall-clock limit of a whole suite run. */
 export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+/** Default per-test limit: generous for real tests, finite for a test that hangs. */
+export const DEFAULT_TEST_TIMEOUT_MS = 2 * 60 * 1000;
 
 // Never part of the code under test, at any depth: VCS data, caches, virtualenvs, build output.
 const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv', 'venv', '.eggs', '__pycache__', 'node_modules', '.mypy_cache', '.pytest_cache', '.ruff_cache', 'build', 'dist', 'site-packages']);
@@ -151,6 +153,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   provenance['aptPackages'] = options.aptPackages?.length ? 'Debian Build-Depends (build tooling dropped) + python3-pytest' : 'default (python3-pytest)';
   provenance['python'] = 'default';
   provenance['timeoutMs'] = 'default';
+  provenance['testTimeoutMs'] = 'default';
 
   const profile: Profile = {
     python: override.python ?? DEFAULT_PYTHON,
@@ -163,6 +166,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     testFiles,
     deselect: override.deselect ?? [],
     timeoutMs: override.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    testTimeoutMs: override.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS,
     provenance,
   };
   Object.assign(provenance, overrideFrom);
@@ -204,6 +208,6 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
  * install steps, test arguments, deselected tests, timeout); file lists and provenance excluded.
  */
 export function profileHash(profile: Profile): string {
-  const { python, env, aptPackages, install, testArgs, deselect, timeoutMs } = profile;
-  return hashValue({ python, env, aptPackages: [...aptPackages].sort(), install, testArgs, deselect: [...deselect].sort(), timeoutMs });
+  const { python, env, aptPackages, install, testArgs, deselect, timeoutMs, testTimeoutMs } = profile;
+  return hashValue({ python, env, aptPackages: [...aptPackages].sort(), install, testArgs, deselect: [...deselect].sort(), timeoutMs, testTimeoutMs });
 }

@@ -60,6 +60,8 @@ export interface Profile {
   deselect: string[];
   /** Per-run wall-clock limit of the whole suite, ms. */
   timeoutMs: number;
+  /** Per-test wall-clock limit, ms: a test running longer fails as timed out and the run goes on. */
+  testTimeoutMs: number;
   /** Where each setting came from, e.g. {"env.PYTHONPATH": "src layout"}, for `envgen env` output. */
   provenance: Record<string, string>;
 }

@@ -5,6 +5,9 @@ the environment names a results file:
 
 - ``ENVGEN_RESULTS``: path of the JSON file written (atomically) at the end of the session.
 - ``ENVGEN_COVERAGE=1``: also record, per test, the code objects that started executing.
+- ``ENVGEN_TEST_TIMEOUT``: seconds one test may take (setup + call + teardown); past it the
+  test is stopped with an exception (SIGALRM, main thread only), fails, is marked
+  ``"timedOut": true``, and the run goes on.
 
 Works on Python 3.8-3.13 with the standard library only. The JSON file holds::
 
@@ -25,6 +28,7 @@ import pytest
 
 _RESULTS_ENV = "ENVGEN_RESULTS"
 _COVERAGE_ENV = "ENVGEN_COVERAGE"
+_TEST_TIMEOUT_ENV = "ENVGEN_TEST_TIMEOUT"
 _MESSAGE_LIMIT = 500
 _PLUGIN_NAME = "envgen-recorder"
 
@@ -134,6 +138,25 @@ class _MonitoringTracer:
         self._tool = None
 
 
+class TestTimeout(Exception):
+    """Raised inside a test that ran past ENVGEN_TEST_TIMEOUT."""
+
+    __test__ = False
+
+
+def _test_timeout():
+    """The per-test limit in seconds, or None where it cannot be enforced."""
+    try:
+        seconds = float(os.environ.get(_TEST_TIMEOUT_ENV, ""))
+    except ValueError:
+        return None
+    if seconds <= 0 or not hasattr(signal, "setitimer"):
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return seconds
+
+
 class _Recorder:
     def __init__(self, config, results_path, coverage):
         self.rootdir = os.path.realpath(str(getattr(config, "rootpath", None) or config.rootdir))
@@ -147,6 +170,8 @@ class _Recorder:
         self.written = False
         self._file_keys = {}
         self._plugin_dir = os.path.dirname(os.path.realpath(__file__))
+        self.timed_out = set()
+        self.test_timeout = _test_timeout()
         self.tracer = None
         if coverage:
             self.tracer = _MonitoringTracer() if hasattr(sys, "monitoring") else _ProfilerTracer()
@@ -168,6 +193,25 @@ class _Recorder:
                 entry["outcome"] = "error"
         elif report.skipped and report.when == "setup":
             entry["outcome"] = "skipped"
+
+    # -- per-test time limit ------------------------------------------------------------
+
+    def start_timer(self, nodeid):
+        if self.test_timeout is None:
+            return
+
+        def on_alarm(signum, frame):
+            self.timed_out.add(nodeid)
+            raise TestTimeout("envgen: test exceeded its %.1f s limit" % self.test_timeout)
+
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, self.test_timeout)
+
+    def stop_timer(self):
+        if self.test_timeout is None:
+            return
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
     def record_collect(self, report):
         if report.failed:
@@ -217,7 +261,11 @@ class _Recorder:
             "exitstatus": self.exitstatus,
             "interrupted": self.interrupted,
             # A test interrupted before its call phase reported has no outcome.
-            "results": {k: v for k, v in self.results.items() if v["outcome"] is not None},
+            "results": {
+                k: dict(v, timedOut=True) if k in self.timed_out else v
+                for k, v in self.results.items()
+                if v["outcome"] is not None
+            },
             "collectionErrors": self.collection_errors,
         }
         if self.coverage is not None:
@@ -238,9 +286,11 @@ class _Plugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.recorder.begin_test()
+        self.recorder.start_timer(item.nodeid)
         try:
             yield
         finally:
+            self.recorder.stop_timer()
             self.recorder.end_test(item.nodeid)
 
     def pytest_runtest_logreport(self, report):

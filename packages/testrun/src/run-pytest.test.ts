@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Profile } from '@envgen/repo';
-import { buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs } from './run-pytest.js';
+import { buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs, splitTestArgs } from './run-pytest.js';
 
 const profile: Profile = {
   python: '/usr/bin/python3',
@@ -13,6 +13,7 @@ const profile: Profile = {
   testFiles: ['tests/test_m.py'],
   deselect: ['tests/test_m.py::test_slow'],
   timeoutMs: 60_000,
+  testTimeoutMs: 30_000,
   provenance: {},
 };
 
@@ -26,6 +27,13 @@ describe('pytest command line', () => {
 
   it('replaces the profile args with node ids', () => {
     expect(buildPytestArgv(profile, '/tmp/repo', ['tests/test_m.py::test_a[x y]']).at(-1)).toBe('tests/test_m.py::test_a[x y]');
+    expect(buildPytestArgv(profile, '/tmp/repo', ['tests/test_m.py::test_a'])).not.toContain('tests');
+  });
+
+  it('keeps the profile options when running chosen node ids', () => {
+    const withOptions = { ...profile, testArgs: ['-o', 'addopts=-ra', '-x', 'tests', 'more'] };
+    expect(splitTestArgs(withOptions.testArgs)).toEqual({ options: ['-o', 'addopts=-ra', '-x'], selection: ['tests', 'more'] });
+    expect(buildPytestArgv(withOptions, '/tmp/repo', ['tests/t.py::a']).slice(-4)).toEqual(['-o', 'addopts=-ra', '-x', 'tests/t.py::a']);
   });
 
   it('appends the plugin to PYTHONPATH and turns coverage on only when asked', () => {
@@ -34,12 +42,14 @@ describe('pytest command line', () => {
       LC_ALL: 'C.UTF-8',
       PYTHONDONTWRITEBYTECODE: '1',
       ENVGEN_RESULTS: '/tmp/envgen-out/r.json',
+      ENVGEN_TEST_TIMEOUT: '30',
       ENVGEN_COVERAGE: '1',
     });
     expect(buildPytestEnv({ ...profile, env: {} }, '/r.json', false)).toEqual({
       PYTHONPATH: '/tmp/envgen-support',
       PYTHONDONTWRITEBYTECODE: '1',
       ENVGEN_RESULTS: '/r.json',
+      ENVGEN_TEST_TIMEOUT: '30',
     });
   });
 });

@@ -59,8 +59,34 @@ export function buildPytestArgv(profile: Profile, workdir: string, nodeIds?: rea
     // One broken test file must not hide the results of all the others.
     '--continue-on-collection-errors',
     ...profile.deselect.map((nodeId) => `--deselect=${nodeId}`),
-    ...(nodeIds ?? profile.testArgs),
+    ...(nodeIds ? [...splitTestArgs(profile.testArgs).options, ...nodeIds] : profile.testArgs),
   ];
+}
+
+/** Options of pytest that take their value as the next word. */
+const OPTIONS_WITH_VALUE = new Set(['-o', '--override-ini', '-p', '-k', '-m', '-c', '--confcutdir', '--rootdir', '--import-mode']);
+
+/**
+ * Splits a profile's test arguments into options (`-o addopts=...`, flags) and test selections
+ * (paths, node ids), so a run of chosen node ids keeps the profile's options.
+ */
+export function splitTestArgs(testArgs: readonly string[]): { options: string[]; selection: string[] } {
+  const options: string[] = [];
+  const selection: string[] = [];
+  for (let index = 0; index < testArgs.length; index++) {
+    const word = testArgs[index] as string;
+    if (!word.startsWith('-')) {
+      selection.push(word);
+      continue;
+    }
+    options.push(word);
+    const value = testArgs[index + 1];
+    if (OPTIONS_WITH_VALUE.has(word) && value !== undefined) {
+      options.push(value);
+      index += 1;
+    }
+  }
+  return { options, selection };
 }
 
 /**
@@ -75,6 +101,7 @@ export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: 
     PYTHONPATH: pythonPath.join(':'),
     PYTHONDONTWRITEBYTECODE: '1',
     ENVGEN_RESULTS: resultsFile,
+    ENVGEN_TEST_TIMEOUT: String(profile.testTimeoutMs / 1000),
     ...(coverage ? { ENVGEN_COVERAGE: '1' } : {}),
   };
 }
@@ -95,7 +122,7 @@ export function parseResultsFile(text: string): ResultsFile | null {
   const results: Record<string, TestResult> = {};
   for (const [nodeId, entry] of Object.entries(data['results'])) {
     if (!isRecord(entry) || typeof entry['outcome'] !== 'string' || !OUTCOMES.has(entry['outcome'])) return null;
-    results[nodeId] = { outcome: entry['outcome'] as TestOutcome, duration: Number(entry['duration']) || 0 };
+    results[nodeId] = { outcome: entry['outcome'] as TestOutcome, duration: Number(entry['duration']) || 0, ...(entry['timedOut'] === true ? { timedOut: true } : {}) };
   }
   const collectionErrors: CollectionError[] = [];
   for (const entry of data['collectionErrors'] as unknown[]) {

@@ -26,6 +26,7 @@ export function fixtureProfile(overrides: Partial<Profile> = {}): Profile {
     testFiles: [],
     deselect: [],
     timeoutMs: 60_000,
+    testTimeoutMs: 60_000,
     provenance: {},
     ...overrides,
   };

@@ -5,6 +5,8 @@ export interface TestResult {
   outcome: TestOutcome;
   /** Seconds spent in setup + call + teardown. */
   duration: number;
+  /** Set when the test was stopped at the profile's per-test limit (its outcome is then `failed` or `error`). */
+  timedOut?: true;
 }
 
 /** A file pytest could not collect (import error, syntax error...). */
