@@ -13,9 +13,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 image="${ENVGEN_IMAGE:-envgen/python:bookworm}"
 log="${ENVGEN_DOCKERD_LOG:-/var/log/envgen-dockerd.log}"
 
+install_debs() {
+  echo "installing $*" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "$@" \
+    || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "$@"; }
+}
+
 if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
-  echo "installing docker.io" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y docker.io
+  install_debs docker.io
 fi
 
 if ! docker info >/dev/null 2>&1; then
@@ -30,6 +35,7 @@ fi
 echo "docker engine answers" >&2
 
 if ! docker image inspect "$image" >/dev/null 2>&1; then
+  command -v debootstrap >/dev/null || install_debs debootstrap
   echo "building $image (debootstrap, a few minutes)" >&2
   ENVGEN_IMAGE="$image" "$here/../docker/build-base-image.sh"
 fi

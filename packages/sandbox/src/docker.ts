@@ -211,22 +211,32 @@ export function createDockerProvider(options: DockerProviderOptions = {}): Sandb
           const settings = resolveExecSettings(sandboxOptions, execOptions, SANDBOX_WORKDIR);
           const { limits } = settings;
           await restarting;
-          const wanted = containerLimits(limits);
-          if (wanted.Memory !== applied.Memory || wanted.PidsLimit !== applied.PidsLimit) {
-            await container.update(wanted);
-            applied = wanted;
-          }
           const restartsAtStart = restarts;
           const started = performance.now();
-          const exec = await container.exec({
-            Cmd: ['/bin/sh', '-c', WRAPPER, 'envgen-exec', nonce, ...argv],
-            Env: Object.entries({ ...settings.env, ENVGEN_EXEC: nonce }).map(([key, value]) => `${key}=${value}`),
-            WorkingDir: settings.cwd,
-            AttachStdin: execOptions.stdin !== undefined,
-            AttachStdout: true,
-            AttachStderr: true,
-          });
-          const stream = await exec.start({ hijack: true, stdin: execOptions.stdin !== undefined });
+          let exec: Docker.Exec;
+          let stream: NodeJS.ReadWriteStream;
+          try {
+            const wanted = containerLimits(limits);
+            if (wanted.Memory !== applied.Memory || wanted.PidsLimit !== applied.PidsLimit) {
+              await container.update(wanted);
+              applied = wanted;
+            }
+            exec = await container.exec({
+              Cmd: ['/bin/sh', '-c', WRAPPER, 'envgen-exec', nonce, ...argv],
+              Env: Object.entries({ ...settings.env, ENVGEN_EXEC: nonce }).map(([key, value]) => `${key}=${value}`),
+              WorkingDir: settings.cwd,
+              AttachStdin: execOptions.stdin !== undefined,
+              AttachStdout: true,
+              AttachStderr: true,
+            });
+            stream = await exec.start({ hijack: true, stdin: execOptions.stdin !== undefined });
+          } catch (error) {
+            throw new EnvgenError(
+              ERROR_CODES.sandboxFailed,
+              `Docker could not run a command in container ${container.id.slice(0, 12)}: ${describeError(error)}`,
+              { cause: error },
+            );
+          }
           const stdout = createOutputCollector(limits.maxOutputBytes);
           // The tail holds the wrapper's trailer even when stderr overflows.
           const stderr = createOutputCollector(limits.maxOutputBytes, 4096);
