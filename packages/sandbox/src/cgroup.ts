@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '@envgen/core';
 import type { SandboxLimits } from './types.js';
@@ -126,14 +126,39 @@ export async function detectCgroupLayout(): Promise<CgroupLayout> {
   };
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
- * Detects the layout once (on first call) and logs what it means: a warning when only
- * rlimits will apply.
+ * Removes the empty cgroups a killed envgen process left behind (named after its pid, see
+ * {@link createExecCgroup}). Cgroups still holding processes are kept.
+ */
+export async function removeStaleCgroups(layout: CgroupLayout): Promise<void> {
+  if (layout.kind === 'unavailable') return;
+  const parents = layout.kind === 'v1' ? [layout.memoryParent, layout.pidsParent] : [layout.parent];
+  for (const parent of parents) {
+    for (const name of await readdir(parent).catch(() => [])) {
+      const owner = /^envgen-(\d+)-\d+$/.exec(name)?.[1];
+      if (owner !== undefined && !isAlive(Number(owner))) await rmdir(path.join(parent, name)).catch(() => {});
+    }
+  }
+}
+
+/**
+ * Detects the layout once (on first call), sweeps stale cgroups, and logs what it means:
+ * a warning when only rlimits will apply.
  */
 export function memoizeCgroupLayout(logger: Logger): () => Promise<CgroupLayout> {
   let layout: Promise<CgroupLayout> | undefined;
   return () => {
-    layout ??= detectCgroupLayout().then((found) => {
+    layout ??= detectCgroupLayout().then(async (found) => {
+      await removeStaleCgroups(found);
       if (found.kind === 'unavailable') {
         logger.warn(
           'sandbox: memory and process limits fall back to prlimit (address space only; the process limit is not enforced for root)',

@@ -150,7 +150,7 @@ export function createDockerProvider(options: DockerProviderOptions = {}): Sandb
         MemorySwap: limits.memoryBytes,
         PidsLimit: limits.maxProcesses + CONTAINER_PROCESSES,
       });
-      let container: Docker.Container;
+      let container: Docker.Container | undefined;
       try {
         container = await docker.createContainer({
           Image: image,
@@ -180,6 +180,7 @@ export function createDockerProvider(options: DockerProviderOptions = {}): Sandb
         });
         await container.start();
       } catch (error) {
+        await container?.remove({ force: true }).catch(() => {});
         throw new EnvgenError(ERROR_CODES.sandboxFailed, `Cannot start a ${image} container: ${describeError(error)}`, {
           cause: error,
         });

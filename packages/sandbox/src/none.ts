@@ -49,7 +49,7 @@ export function createNoneProvider(options: { logger?: Logger } = {}): SandboxPr
     async open(sandboxOptions) {
       const mounts = await checkSandboxOptions(sandboxOptions);
       logger.warn(
-        'SANDBOX DISABLED (--sandbox none): untrusted repository code runs directly on this host with full access to its files and network',
+        'SANDBOX DISABLED (sandbox kind "none"): untrusted repository code runs directly on this host with full access to its files and network',
         { worktree: sandboxOptions.worktree },
       );
       const cgroups = await detectCgroups();
