@@ -7,3 +7,4 @@ export { changeBoolOrCompareChain, changeConstant, changeOperator, swapOperands 
 export { removeClassBase, removeClassMethods, shuffleClassMethods } from './classes.js';
 export { removeBlock, removeFunctionBody } from './removal.js';
 export type { DropReason, MutationEdit, Strategy, StrategyFamily, StrategyInput, StrategyOutcome } from './types.js';
+export { revertEntity, type RevertEntityInput } from './history-revert.js';

@@ -1,22 +1,16 @@
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isEnvgenError } from '@envgen/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { acquireRepo } from './acquire.js';
+import { directoryState, git } from './git-test-helpers.fixture.js';
 import { parseRepoSpec } from './spec.js';
 import { createWorktree } from './worktree.js';
 
 const root = mkdtempSync(join(tmpdir(), 'envgen-acquire-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 let counter = 0;
-
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, ...IDENTITY } }).trim();
-}
 
 function writeTree(dir: string, files: Record<string, string>): void {
   for (const [rel, text] of Object.entries(files)) {
@@ -41,19 +35,6 @@ function makeUpstream(base: string, owner: string, name: string): { work: string
   mkdirSync(dirname(bare), { recursive: true });
   git(root, 'clone', '--quiet', '--bare', work, bare);
   return { work, bare, first, second };
-}
-
-/**
- * Every file of a git dir with its content hash: refs, objects, index, config. (Git may bump a
- * shared pack's mtime when a borrower writes an object the pack already has; content is what counts.)
- */
-function repoState(gitDir: string): string {
-  return readdirSync(gitDir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .sort()
-    .map((path) => `${path} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`)
-    .join('\n');
 }
 
 describe('acquireRepo: github and git URLs', () => {
@@ -104,7 +85,7 @@ describe('acquireRepo: github and git URLs', () => {
 
   it('creates a worktree at the commit without modifying the mirror, and removes it', async () => {
     const repo = await acquireRepo(parseRepoSpec('acme/widgets@v1'), options);
-    const before = repoState(repo.mirror);
+    const before = directoryState(repo.mirror);
     const worktree = await createWorktree(repo, { home });
     expect(worktree.path.startsWith(join(home, 'worktrees'))).toBe(true);
     expect(readFileSync(join(worktree.path, 'pkg', '__init__.py'), 'utf8')).toBe('VALUE = 1\n');
@@ -113,7 +94,7 @@ describe('acquireRepo: github and git URLs', () => {
     expect(git(worktree.path, 'remote')).toBe('');
     writeFileSync(join(worktree.path, 'pkg', '__init__.py'), 'VALUE = 3\n');
     git(worktree.path, 'commit', '--quiet', '-am', 'bug');
-    expect(repoState(repo.mirror)).toBe(before);
+    expect(directoryState(repo.mirror)).toBe(before);
     await worktree.remove();
     await worktree.remove();
     expect(() => readFileSync(join(worktree.path, 'pkg', '__init__.py'))).toThrow();
@@ -127,7 +108,7 @@ describe('acquireRepo: local directories', () => {
     const { work, second } = makeUpstream(join(root, 'unused'), 'x', 'y');
     writeFileSync(join(work, 'pkg', '__init__.py'), 'VALUE = 99\n');
     const gitDir = join(work, '.git');
-    const before = repoState(gitDir);
+    const before = directoryState(gitDir);
     const indexBefore = readFileSync(join(gitDir, 'index'));
     const repo = await acquireRepo(parseRepoSpec(work), { home });
     expect(repo).toMatchObject({ owner: 'local', commit: second, mirror: work });
@@ -135,7 +116,7 @@ describe('acquireRepo: local directories', () => {
     const worktree = await createWorktree(repo, { home });
     expect(readFileSync(join(worktree.path, 'pkg', '__init__.py'), 'utf8')).toBe('VALUE = 2\n');
     await worktree.remove();
-    expect(repoState(gitDir)).toBe(before);
+    expect(directoryState(gitDir)).toBe(before);
     expect(readFileSync(join(gitDir, 'index'))).toEqual(indexBefore);
   });
 

@@ -14,6 +14,8 @@ export { extractTarball, findEscapingMembers, countWrapperComponents } from './t
 export { snapshotTree, SNAPSHOT_IDENTITY } from './snapshot.js';
 export { mirrorPathForUrl, mirrorPathForTree, nameGitUrl } from './mirror-path.js';
 export { createWorktree } from './worktree.js';
+export { collectHistoricalVersions } from './history.js';
+export type { CollectHistoricalVersionsOptions, HistoricalVersion } from './history.js';
 export type { CreateWorktreeOptions } from './worktree.js';
 export { detectProfile, deriveProfile, profileHash, isSkippedDir, DEFAULT_PYTHON, DEFAULT_TIMEOUT_MS, DEFAULT_TEST_TIMEOUT_MS } from './profile.js';
 export type { DetectProfileOptions, TreeListing } from './profile.js';
