@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   dependencyMissing: 'dependency-missing',
   /** A bug in envgen itself. */
   internal: 'internal',
+  /** A store (the pool) was written by a newer envgen than this one. */
+  storeVersion: 'store-version',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

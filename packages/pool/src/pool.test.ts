@@ -1,0 +1,191 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BUNDLE_FILE_NAMES, isEnvgenError } from '@envgen/core';
+import { hashPatch, openPool } from './pool.js';
+import type { Pool } from './pool.js';
+import { SCHEMA_VERSION } from './schema.js';
+import { makeSyntheticBundle, makeSyntheticInstance } from './synthetic.test-support.js';
+
+const homes: string[] = [];
+const pools: Pool[] = [];
+
+function freshPool(): { home: string; pool: Pool } {
+  const home = mkdtempSync(join(tmpdir(), 'envgen-pool-'));
+  homes.push(home);
+  const pool = openPool(home);
+  pools.push(pool);
+  return { home, pool };
+}
+
+function addSynthetic(pool: Pool, count: number): void {
+  for (let index = 0; index < count; index += 1) {
+    const instance = makeSyntheticInstance(index);
+    expect(pool.addInstance(instance, makeSyntheticBundle(instance))).toEqual({ status: 'added' });
+  }
+}
+
+afterEach(() => {
+  for (const pool of pools.splice(0)) pool.close();
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+});
+
+describe('openPool', () => {
+  it('stores an instance with its five bundle files and reads both back', () => {
+    const { pool } = freshPool();
+    const instance = makeSyntheticInstance(0);
+    const bundle = makeSyntheticBundle(instance);
+    expect(pool.hasInstance(instance.instance_id)).toBe(false);
+    expect(pool.addInstance(instance, bundle)).toEqual({ status: 'added' });
+    expect(pool.hasInstance(instance.instance_id)).toBe(true);
+    expect(pool.getInstance(instance.instance_id)).toEqual(instance);
+    expect(pool.readBundle(instance.instance_id)).toEqual(bundle);
+    expect(readdirSync(pool.bundleDir(instance.instance_id)).sort()).toEqual([...BUNDLE_FILE_NAMES].sort());
+    expect(pool.getInstance('nobody__nothing.00000000.x__00000000')).toBeUndefined();
+    expect(pool.stats(instance.instance_id)).toEqual({ attempts: 0, solved: 0, meanReward: null, solveRate: null });
+  });
+
+  it('answers exists for the same id and duplicate-patch for the same patch from another strategy', () => {
+    const { pool } = freshPool();
+    const first = makeSyntheticInstance(0, { strategy: 'change_operator' });
+    pool.addInstance(first, makeSyntheticBundle(first));
+    expect(pool.addInstance(first, makeSyntheticBundle(first))).toEqual({ status: 'exists' });
+    const sameBug = makeSyntheticInstance(0, { strategy: 'remove_function_body' });
+    expect(sameBug.instance_id).not.toBe(first.instance_id);
+    expect(pool.addInstance(sameBug, makeSyntheticBundle(sameBug))).toEqual({ status: 'duplicate-patch', duplicateOf: first.instance_id });
+    // The same patch on another commit is another bug.
+    const otherCommit = { ...sameBug, base_commit: 'f'.repeat(40), instance_id: `${sameBug.instance_id}x` };
+    expect(pool.addInstance(otherCommit, makeSyntheticBundle(otherCommit))).toEqual({ status: 'added' });
+    expect(pool.count()).toBe(2);
+    expect(readdirSync(join(pool.dir, 'bundles'))).toHaveLength(2);
+  });
+
+  it('lists in id order with filters, limit and offset across page boundaries, and counts', () => {
+    const { pool } = freshPool();
+    addSynthetic(pool, 600);
+    const all = [...pool.listInstances()].map((entry) => entry.instance.instance_id);
+    expect(all).toHaveLength(600);
+    expect(all).toEqual([...all].sort());
+    expect(new Set(all).size).toBe(600);
+
+    const window = [...pool.listInstances({ offset: 250, limit: 300 })].map((entry) => entry.instance.instance_id);
+    expect(window).toEqual(all.slice(250, 550));
+
+    const toolzRemoval = [...pool.listInstances({ repo: 'pytoolz/toolz', family: 'removal' })];
+    expect(toolzRemoval.length).toBe(pool.count({ repo: 'pytoolz/toolz', family: 'removal' }));
+    expect(toolzRemoval.length).toBe(100);
+    expect(toolzRemoval.every(({ instance }) => instance.repo === 'pytoolz/toolz' && instance.strategy === 'remove_function_body')).toBe(true);
+
+    expect(pool.countsBy('repo')).toEqual([
+      { key: 'pytoolz/toolz', count: 300 },
+      { key: 'uiri/toml', count: 300 },
+    ]);
+    expect(pool.countsBy('strategy', { repo: 'uiri/toml' })).toEqual([
+      { key: 'change_operator', count: 100 },
+      { key: 'invert_if_else', count: 100 },
+      { key: 'remove_function_body', count: 100 },
+    ]);
+    expect([...pool.listInstances({ strategy: 'no-such-strategy' })]).toEqual([]);
+  });
+
+  it('lets the caller use the pool while a listing is open', () => {
+    const { pool } = freshPool();
+    addSynthetic(pool, 260);
+    let seen = 0;
+    for (const { instance } of pool.listInstances()) {
+      pool.recordAttempt(instance.instance_id, { reward: 1, solved: true });
+      seen += 1;
+    }
+    expect(seen).toBe(260);
+    expect([...pool.listInstances()].every(({ stats }) => stats.attempts === 1)).toBe(true);
+  });
+
+  it('records attempts as attempts, mean reward and solve rate', () => {
+    const { pool } = freshPool();
+    const instance = makeSyntheticInstance(0);
+    pool.addInstance(instance, makeSyntheticBundle(instance));
+    pool.recordAttempt(instance.instance_id, { reward: 3, solved: true });
+    pool.recordAttempt(instance.instance_id, { reward: 1, solved: false });
+    expect(pool.recordAttempt(instance.instance_id, { reward: 0.5, solved: false })).toEqual({ attempts: 3, solved: 1, meanReward: 1.5, solveRate: 1 / 3 });
+    expect(pool.stats(instance.instance_id)).toEqual({ attempts: 3, solved: 1, meanReward: 1.5, solveRate: 1 / 3 });
+    expect(pool.recordAttempt('nobody__nothing.00000000.x__00000000', { reward: 1, solved: true })).toBeUndefined();
+    expect(() => pool.recordAttempt(instance.instance_id, { reward: Number.NaN, solved: false })).toThrow(/finite number/);
+  });
+
+  it('remembers rejected candidates per repo, commit, profile and patch', () => {
+    const { home, pool } = freshPool();
+    const key = { repo: 'pytoolz/toolz', commit: 'a'.repeat(40), profileHash: 'p1', patchHash: hashPatch('--- a\n+++ b\n') };
+    expect(pool.getRejection(key)).toBeUndefined();
+    pool.markRejected(key, 'no-failing-test', 'all 212 covering tests passed');
+    pool.close();
+    pools.pop();
+    const reopened = openPool(home);
+    pools.push(reopened);
+    expect(reopened.getRejection(key)).toMatchObject({ reason: 'no-failing-test', detail: 'all 212 covering tests passed' });
+    expect(reopened.getRejection({ ...key, profileHash: 'p2' })).toBeUndefined();
+  });
+
+  it('refuses ids that are not one plain path segment', () => {
+    const { pool } = freshPool();
+    for (const instance_id of ['../escape', 'a/b', '.hidden', '..', '']) {
+      const instance = makeSyntheticInstance(0, { instance_id });
+      expect(() => pool.addInstance(instance, makeSyntheticBundle(instance))).toThrow(expect.objectContaining({ code: 'path-escape' }));
+    }
+    expect(readdirSync(join(pool.dir, 'bundles'))).toEqual([]);
+  });
+
+  it('says store-corrupt for an unknown instance and for a bundle changed or deleted behind its back', () => {
+    const { pool } = freshPool();
+    const instance = makeSyntheticInstance(0);
+    pool.addInstance(instance, makeSyntheticBundle(instance));
+    expect(() => pool.readBundle('nobody__nothing.00000000.x__00000000')).toThrow(/envgen pool list/);
+    const dir = pool.bundleDir(instance.instance_id);
+    writeFileSync(join(dir, 'test_script.sh'), '#!/bin/sh\n');
+    expect(() => pool.readBundle(instance.instance_id)).toThrow(/differs from what was stored/);
+    rmSync(join(dir, 'test_parser.py'));
+    expect(() => pool.readBundle(instance.instance_id)).toThrow(expect.objectContaining({ code: 'store-corrupt' }));
+  });
+
+  it('removes bundles without a row and staging dirs of dead writers on open, and keeps live ones', () => {
+    const { home, pool } = freshPool();
+    const kept = makeSyntheticInstance(0);
+    pool.addInstance(kept, makeSyntheticBundle(kept));
+    pool.close();
+    pools.pop();
+    const bundles = join(home, 'pool', 'bundles');
+    // What a writer killed between its rename and its commit leaves behind.
+    const orphan = makeSyntheticInstance(1);
+    mkdirSync(join(bundles, orphan.instance_id));
+    writeFileSync(join(bundles, orphan.instance_id, 'bug_inject.diff'), orphan.patch);
+    // A writer killed while staging, and one still staging.
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid;
+    mkdirSync(join(bundles, `.tmp-${deadPid}-abcdef`));
+    mkdirSync(join(bundles, `.tmp-${process.pid}-123456`));
+
+    const reopened = openPool(home);
+    pools.push(reopened);
+    expect(readdirSync(bundles).sort()).toEqual([`.tmp-${process.pid}-123456`, kept.instance_id].sort());
+    expect(reopened.addInstance(orphan, makeSyntheticBundle(orphan))).toEqual({ status: 'added' });
+    expect(reopened.readBundle(orphan.instance_id)).toEqual(makeSyntheticBundle(orphan));
+  });
+
+  it('refuses an index written by a newer envgen', () => {
+    const { home, pool } = freshPool();
+    pool.close();
+    pools.pop();
+    const db = new Database(join(home, 'pool', 'index.sqlite'));
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    let caught: unknown;
+    try {
+      openPool(home);
+    } catch (error) {
+      caught = error;
+    }
+    expect(isEnvgenError(caught, 'store-version')).toBe(true);
+    expect((caught as Error).message).toMatch(/upgrade envgen or use another --home/);
+  });
+});

@@ -1,0 +1,350 @@
+import { existsSync, mkdirSync, opendirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { EnvgenError, describeError, sha256, silentLogger } from '@envgen/core';
+import type { BundleFiles, Instance, Logger, RejectionReason } from '@envgen/core';
+import { assertSafeId, hashBundle, isAbandonedStaging, isStaging, readBundleDir, stageBundle } from './bundle-dir.js';
+import { migrateSchema } from './schema.js';
+import type {
+  AddResult,
+  AttemptOutcome,
+  GroupCount,
+  InstanceStats,
+  ListOptions,
+  OpenPoolOptions,
+  PoolEntry,
+  PoolFilter,
+  Rejection,
+  RejectionKey,
+} from './types.js';
+
+/** Rows per page when streaming a listing; each page is one short query, so the connection stays free between pages. */
+const PAGE_SIZE = 256;
+
+/** The columns {@link Pool.countsBy} can group by. */
+export type GroupColumn = 'repo' | 'strategy' | 'family';
+
+/** The embedded store of instances. Every method is synchronous; several processes may share one pool. */
+export interface Pool {
+  /** The pool's directory, `<home>/pool`. */
+  readonly dir: string;
+  /**
+   * Stores an instance with its bundle. The bundle directory is complete on disk before the
+   * index row commits, so a killed process never leaves a row without its bundle.
+   */
+  addInstance(instance: Instance, bundle: BundleFiles): AddResult;
+  /** True when an instance with this id is stored (one indexed lookup). */
+  hasInstance(id: string): boolean;
+  getInstance(id: string): Instance | undefined;
+  /** The directory holding the instance's five bundle files. */
+  bundleDir(id: string): string;
+  /** Reads the instance's bundle; throws `store-corrupt` when the instance is unknown or its files are gone. */
+  readBundle(id: string): BundleFiles;
+  /** Streams instances in `instance_id` order, a page at a time: memory stays flat however large the pool. */
+  listInstances(options?: ListOptions): IterableIterator<PoolEntry>;
+  count(filter?: PoolFilter): number;
+  /** Instance counts per value of `column`, largest first. */
+  countsBy(column: GroupColumn, filter?: PoolFilter): GroupCount[];
+  /** Adds one scored attempt in a single transaction; `undefined` when the instance is unknown. */
+  recordAttempt(id: string, outcome: AttemptOutcome): InstanceStats | undefined;
+  stats(id: string): InstanceStats | undefined;
+  /** Remembers that a candidate was rejected, so a resumed run need not validate it again. */
+  markRejected(key: RejectionKey, reason: RejectionReason, detail: string): void;
+  getRejection(key: RejectionKey): Rejection | undefined;
+  close(): void;
+}
+
+/** The hash the pool dedupes patches by; use it for {@link RejectionKey.patchHash} too. */
+export function hashPatch(patch: string): string {
+  return sha256(patch);
+}
+
+interface StatsRow {
+  attempts: number;
+  solved: number;
+  reward_sum: number;
+}
+
+function toStats(row: StatsRow): InstanceStats {
+  return {
+    attempts: row.attempts,
+    solved: row.solved,
+    meanReward: row.attempts === 0 ? null : row.reward_sum / row.attempts,
+    solveRate: row.attempts === 0 ? null : row.solved / row.attempts,
+  };
+}
+
+function whereClause(filter: PoolFilter, afterId?: string): { sql: string; params: string[] } {
+  const conditions: string[] = [];
+  const params: string[] = [];
+  for (const column of ['repo', 'strategy', 'family'] as const) {
+    const value = filter[column];
+    if (value !== undefined) {
+      conditions.push(`${column} = ?`);
+      params.push(value);
+    }
+  }
+  if (afterId !== undefined) {
+    conditions.push('instance_id > ?');
+    params.push(afterId);
+  }
+  return { sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params };
+}
+
+class SqlitePool implements Pool {
+  readonly dir: string;
+  private readonly bundlesDir: string;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(
+    dir: string,
+    private readonly db: Database.Database,
+    private readonly logger: Logger,
+  ) {
+    this.dir = dir;
+    this.bundlesDir = join(dir, 'bundles');
+  }
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private parseInstance(body: string, id: string): Instance {
+    try {
+      return JSON.parse(body) as Instance;
+    } catch (error) {
+      throw new EnvgenError('store-corrupt', `the pool row of ${id} holds unreadable JSON (${describeError(error)}); delete ${this.dir} and re-run envgen inject`, {
+        cause: error,
+      });
+    }
+  }
+
+  private findDuplicatePatch(instance: Instance, patchHash: string): string | undefined {
+    const row = this.statement('SELECT instance_id FROM instances WHERE repo = ? AND base_commit = ? AND patch_hash = ?').get(
+      instance.repo,
+      instance.base_commit,
+      patchHash,
+    ) as { instance_id: string } | undefined;
+    return row?.instance_id;
+  }
+
+  private precheck(instance: Instance, patchHash: string): AddResult | undefined {
+    if (this.hasInstance(instance.instance_id)) return { status: 'exists' };
+    const duplicateOf = this.findDuplicatePatch(instance, patchHash);
+    return duplicateOf === undefined ? undefined : { status: 'duplicate-patch', duplicateOf };
+  }
+
+  addInstance(instance: Instance, bundle: BundleFiles): AddResult {
+    const id = instance.instance_id;
+    const target = this.bundleDir(id);
+    const patchHash = hashPatch(instance.patch);
+    // Cheap answer for a resumed run, before writing any file.
+    const early = this.precheck(instance, patchHash);
+    if (early) return early;
+
+    const staging = stageBundle(this.bundlesDir, bundle);
+    let placed = false;
+    try {
+      // The write lock is held from here to the commit, so no other process is between its
+      // rename and its commit: a bundle directory without a row is a killed writer's orphan.
+      return this.db
+        .transaction((): AddResult => {
+          const settled = this.precheck(instance, patchHash);
+          if (settled) return settled;
+          if (existsSync(target)) rmSync(target, { recursive: true, force: true });
+          renameSync(staging, target);
+          placed = true;
+          this.statement(
+            `INSERT INTO instances (instance_id, repo, base_commit, strategy, family, patch_hash, f2p_count, p2p_count, created_at, body, bundle_hash)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          ).run(
+            id,
+            instance.repo,
+            instance.base_commit,
+            instance.strategy,
+            instance.family,
+            patchHash,
+            instance.FAIL_TO_PASS.length,
+            instance.PASS_TO_PASS.length,
+            instance.created_at,
+            JSON.stringify(instance),
+            hashBundle(bundle),
+          );
+          return { status: 'added' };
+        })
+        .immediate();
+    } catch (error) {
+      if (placed) rmSync(target, { recursive: true, force: true });
+      throw error;
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+
+  hasInstance(id: string): boolean {
+    return this.statement('SELECT 1 FROM instances WHERE instance_id = ?').get(id) !== undefined;
+  }
+
+  getInstance(id: string): Instance | undefined {
+    const row = this.statement('SELECT body FROM instances WHERE instance_id = ?').get(id) as { body: string } | undefined;
+    return row === undefined ? undefined : this.parseInstance(row.body, id);
+  }
+
+  bundleDir(id: string): string {
+    assertSafeId(id);
+    return join(this.bundlesDir, id);
+  }
+
+  readBundle(id: string): BundleFiles {
+    const row = this.statement('SELECT bundle_hash FROM instances WHERE instance_id = ?').get(id) as { bundle_hash: string } | undefined;
+    if (row === undefined) {
+      throw new EnvgenError('store-corrupt', `instance ${id} is not in the pool at ${this.dir}; list what is there with: envgen pool list`);
+    }
+    const files = readBundleDir(this.bundleDir(id), id);
+    if (hashBundle(files) !== row.bundle_hash) {
+      throw new EnvgenError(
+        'store-corrupt',
+        `the bundle of ${id} in ${this.bundleDir(id)} differs from what was stored (changed by hand, or cut short by a system crash); re-run envgen inject for its repo to rewrite it`,
+      );
+    }
+    return files;
+  }
+
+  *listInstances(options: ListOptions = {}): IterableIterator<PoolEntry> {
+    let remaining = options.limit ?? Number.POSITIVE_INFINITY;
+    let offset = options.offset ?? 0;
+    let after: string | undefined;
+    while (remaining > 0) {
+      const pageSize = Math.min(PAGE_SIZE, remaining);
+      // Keyset pagination: each page starts after the last id seen, so rows added meanwhile
+      // never shift the window and no statement stays open while the caller works.
+      const { sql, params } = whereClause(options, after);
+      const rows = this.statement(
+        `SELECT instance_id, body, attempts, solved, reward_sum FROM instances ${sql} ORDER BY instance_id LIMIT ? OFFSET ?`,
+      ).all(...params, pageSize, offset) as Array<StatsRow & { instance_id: string; body: string }>;
+      offset = 0;
+      for (const row of rows) yield { instance: this.parseInstance(row.body, row.instance_id), stats: toStats(row) };
+      const last = rows.at(-1);
+      if (last === undefined || rows.length < pageSize) return;
+      after = last.instance_id;
+      remaining -= rows.length;
+    }
+  }
+
+  count(filter: PoolFilter = {}): number {
+    const { sql, params } = whereClause(filter);
+    return (this.statement(`SELECT COUNT(*) AS n FROM instances ${sql}`).get(...params) as { n: number }).n;
+  }
+
+  countsBy(column: GroupColumn, filter: PoolFilter = {}): GroupCount[] {
+    const { sql, params } = whereClause(filter);
+    return this.statement(`SELECT ${column} AS key, COUNT(*) AS count FROM instances ${sql} GROUP BY ${column} ORDER BY count DESC, key`).all(
+      ...params,
+    ) as GroupCount[];
+  }
+
+  recordAttempt(id: string, outcome: AttemptOutcome): InstanceStats | undefined {
+    if (!Number.isFinite(outcome.reward)) {
+      throw new EnvgenError('usage', `the reward of an attempt at ${id} must be a finite number, got ${outcome.reward}`);
+    }
+    // One UPDATE is one write transaction: concurrent writers queue on the lock, none is lost.
+    const row = this.statement(
+      'UPDATE instances SET attempts = attempts + 1, solved = solved + ?, reward_sum = reward_sum + ? WHERE instance_id = ? RETURNING attempts, solved, reward_sum',
+    ).get(outcome.solved ? 1 : 0, outcome.reward, id) as StatsRow | undefined;
+    return row === undefined ? undefined : toStats(row);
+  }
+
+  stats(id: string): InstanceStats | undefined {
+    const row = this.statement('SELECT attempts, solved, reward_sum FROM instances WHERE instance_id = ?').get(id) as StatsRow | undefined;
+    return row === undefined ? undefined : toStats(row);
+  }
+
+  markRejected(key: RejectionKey, reason: RejectionReason, detail: string): void {
+    this.statement(
+      'INSERT OR REPLACE INTO rejections (repo, base_commit, profile_hash, patch_hash, reason, detail, rejected_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(key.repo, key.commit, key.profileHash, key.patchHash, reason, detail, new Date().toISOString());
+  }
+
+  getRejection(key: RejectionKey): Rejection | undefined {
+    const row = this.statement(
+      'SELECT reason, detail, rejected_at FROM rejections WHERE repo = ? AND base_commit = ? AND profile_hash = ? AND patch_hash = ?',
+    ).get(key.repo, key.commit, key.profileHash, key.patchHash) as { reason: RejectionReason; detail: string; rejected_at: string } | undefined;
+    return row === undefined ? undefined : { reason: row.reason, detail: row.detail, rejectedAt: row.rejected_at };
+  }
+
+  /**
+   * Removes what killed writers left behind: staging directories of dead processes, and
+   * bundle directories whose row never committed. Candidates are found without a lock and
+   * confirmed under the write lock, so a live writer between its rename and its commit is safe.
+   */
+  sweepOrphans(): void {
+    const orphans: string[] = [];
+    let abandoned = 0;
+    const dir = opendirSync(this.bundlesDir);
+    try {
+      for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
+        if (isStaging(entry.name)) {
+          if (isAbandonedStaging(entry.name)) {
+            rmSync(join(this.bundlesDir, entry.name), { recursive: true, force: true });
+            abandoned += 1;
+          }
+        } else if (!this.hasInstance(entry.name)) {
+          orphans.push(entry.name);
+        }
+      }
+    } finally {
+      dir.closeSync();
+    }
+    if (orphans.length > 0) {
+      this.db
+        .transaction(() => {
+          for (const name of orphans) {
+            if (!this.hasInstance(name)) rmSync(join(this.bundlesDir, name), { recursive: true, force: true });
+          }
+        })
+        .immediate();
+    }
+    if (abandoned + orphans.length > 0) {
+      this.logger.warn(`pool: removed ${orphans.length} bundle(s) without an index row and ${abandoned} abandoned staging dir(s) left by a killed run`, {
+        pool: this.dir,
+      });
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+/**
+ * Opens (creating if needed) the pool at `<home>/pool`: the SQLite index `index.sqlite` in
+ * WAL mode with a busy timeout so several processes can write, and the bundle directories
+ * under `bundles/`. Cleans up after killed writers and refuses an index from a newer envgen.
+ */
+export function openPool(home: string, options: OpenPoolOptions = {}): Pool {
+  const dir = join(home, 'pool');
+  mkdirSync(join(dir, 'bundles'), { recursive: true });
+  const file = join(dir, 'index.sqlite');
+  let db: Database.Database;
+  try {
+    db = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000 });
+  } catch (error) {
+    throw new EnvgenError('store-corrupt', `cannot open the pool index ${file} (${describeError(error)}); check the path and its permissions`, { cause: error });
+  }
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    migrateSchema(db, file);
+    const pool = new SqlitePool(dir, db, options.logger ?? silentLogger);
+    pool.sweepOrphans();
+    return pool;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

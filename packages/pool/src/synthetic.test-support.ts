@@ -1,0 +1,42 @@
+import { makeInstanceId } from '@envgen/core';
+import type { BundleFiles, Instance } from '@envgen/core';
+
+const STRATEGIES = ['change_operator', 'invert_if_else', 'remove_function_body'] as const;
+const REPOS = ['pytoolz/toolz', 'uiri/toml'] as const;
+
+/** The `index`-th synthetic instance: distinct patch per index, repo and strategy cycling. */
+export function makeSyntheticInstance(index: number, overrides: Partial<Instance> = {}): Instance {
+  const repo = REPOS[index % REPOS.length] ?? REPOS[0];
+  const strategy = overrides.strategy ?? STRATEGIES[index % STRATEGIES.length] ?? STRATEGIES[0];
+  const [owner = '', name = ''] = repo.split('/');
+  const commit = `${index % REPOS.length}`.repeat(40);
+  const patch =
+    overrides.patch ??
+    `diff --git a/${name}/core.py b/${name}/core.py\n--- a/${name}/core.py\n+++ b/${name}/core.py\n@@ -${index + 1},1 +${index + 1},1 @@\n-    return x + ${index}\n+    return x - ${index}\n`;
+  return {
+    instance_id: makeInstanceId({ owner, name, commit, strategy, patch }),
+    repo,
+    base_commit: commit,
+    patch,
+    FAIL_TO_PASS: [`tests/test_core.py::test_add_${index}`],
+    PASS_TO_PASS: ['tests/test_core.py::test_other', 'tests/test_core.py::test_more'],
+    strategy,
+    family: strategy === 'remove_function_body' ? 'removal' : 'procedural',
+    seed: index,
+    entities: [`${name}/core.py:add`],
+    description: `synthetic bug ${index}`,
+    created_at: new Date(Date.UTC(2025, 0, 1, 0, 0, index % 60)).toISOString(),
+    ...overrides,
+  };
+}
+
+/** A bundle whose files name the instance, so a mixed-up bundle is detectable. */
+export function makeSyntheticBundle(instance: Instance): BundleFiles {
+  return {
+    'bug_inject.diff': instance.patch,
+    'test_weaken.diff': `# weakens ${instance.instance_id}\n`,
+    'test_files.txt': 'tests/test_core.py\n',
+    'test_script.sh': `#!/bin/sh\n# ${instance.instance_id}\npython -m pytest -rA\n`,
+    'test_parser.py': `# ${instance.instance_id}\nimport json, sys\nprint(json.dumps({}))\n`,
+  };
+}
