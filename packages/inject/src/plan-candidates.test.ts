@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { STRATEGIES } from '@envgen/mutate';
+import { hasSyntaxErrors } from '@envgen/python';
+import { applyPatch } from '@envgen/patch';
+import { baselineOf, GEOMETRY, sourceFile } from './inject-fixtures.fixture.js';
+import { planCandidates } from './plan-candidates.js';
+import type { PlannedCandidate } from './plan-candidates.js';
+import { selectSites } from './sites.js';
+
+const file = sourceFile('geo.py', GEOMETRY);
+const everyTest = { 't::a': { outcome: 'passed' as const, duration: 0.1 } };
+const baseline = baselineOf(everyTest, Object.fromEntries(file.entities.filter((e) => e.kind !== 'class').map((e) => [`geo.py:${e.qualifiedName}`, ['t::a']])));
+const { sites } = selectSites([file], baseline);
+const strategies = Object.values(STRATEGIES);
+
+function take(seed: number, count: number): PlannedCandidate[] {
+  const planned: PlannedCandidate[] = [];
+  for (const item of planCandidates({ files: [file], sites, strategies, seed })) {
+    if (item.kind === 'candidate') planned.push(item);
+    if (planned.length === count) break;
+  }
+  return planned;
+}
+
+describe('planCandidates', () => {
+  it('proposes the same candidates for the same seed and others for another seed', () => {
+    const first = take(7, 20).map((item) => item.candidate.patch);
+    expect(take(7, 20).map((item) => item.candidate.patch)).toEqual(first);
+    expect(take(8, 20).map((item) => item.candidate.patch)).not.toEqual(first);
+    expect(new Set(first).size).toBe(first.length);
+  });
+
+  it('yields patches that apply to the clean file and give parseable buggy code', () => {
+    for (const { candidate, files } of take(3, 30)) {
+      expect(candidate.entities[0]).toMatch(/^geo\.py:/);
+      const applied = applyPatch((path) => (path === 'geo.py' ? GEOMETRY : null), candidate.patch);
+      expect(applied.ok && applied.files[0]?.after).toBe(files[0]?.after);
+      expect(hasSyntaxErrors(files[0]?.after ?? '')).toBe(false);
+    }
+  });
+
+  it('lets every strategy that has a site take turns', () => {
+    const used = new Set(take(11, 60).map((item) => item.candidate.strategy));
+    expect(used.size).toBeGreaterThanOrEqual(8);
+  });
+
+  it('stops when no site is left rather than looping', () => {
+    const none = [...planCandidates({ files: [file], sites: [], strategies, seed: 1 })];
+    expect(none).toEqual([]);
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { baselineOf, GEOMETRY, sourceFile } from './inject-fixtures.fixture.js';
+import { selectSites } from './sites.js';
+
+const file = sourceFile('geo.py', GEOMETRY);
+
+describe('selectSites', () => {
+  it('keeps entities covered by non-flaky passing tests and counts the rest as skipped', () => {
+    const baseline = baselineOf(
+      {
+        't.py::test_square': { outcome: 'passed', duration: 0.01 },
+        't.py::test_total': { outcome: 'passed', duration: 1 },
+        't.py::test_flaky': { outcome: 'passed', duration: 0.01 },
+        't.py::test_broken': { outcome: 'failed', duration: 0.01 },
+      },
+      {
+        'geo.py:Square.__init__': ['t.py::test_square', 't.py::test_total'],
+        'geo.py:Square.area': ['t.py::test_square', 't.py::test_total'],
+        'geo.py:total_area': ['t.py::test_total'],
+        'geo.py:Shape.describe': ['t.py::test_flaky'],
+        'geo.py:unused': ['t.py::test_broken'],
+      },
+      ['t.py::test_flaky'],
+    );
+    const { sites, skippedUncovered } = selectSites([file], baseline);
+    expect(sites.map((site) => site.key).sort()).toEqual(['geo.py:Square', 'geo.py:Square.__init__', 'geo.py:Square.area', 'geo.py:total_area']);
+    // Shape, Shape.area, Shape.describe (flaky only) and unused (failing only) are skipped.
+    expect(skippedUncovered).toBe(4);
+    const square = sites.find((site) => site.key === 'geo.py:Square');
+    expect(square?.tests).toEqual(['t.py::test_square', 't.py::test_total']);
+    const init = sites.find((site) => site.key === 'geo.py:Square.__init__');
+    const total = sites.find((site) => site.key === 'geo.py:total_area');
+    expect(total?.cost).toBeCloseTo(1);
+    expect(init?.cost).toBeCloseTo(1.01);
+    // Cheaper covering tests weigh more.
+    const cheap = selectSites(
+      [file],
+      baselineOf(
+        { 'a::x': { outcome: 'passed', duration: 0.01 }, 'a::y': { outcome: 'passed', duration: 5 } },
+        { 'geo.py:unused': ['a::x'], 'geo.py:total_area': ['a::y'] },
+      ),
+    ).sites;
+    const weight = (key: string) => cheap.find((site) => site.key === key)?.weight ?? 0;
+    expect(weight('geo.py:unused')).toBeGreaterThan(weight('geo.py:total_area'));
+  });
+});

@@ -1,0 +1,63 @@
+import type { Entity } from '@envgen/python';
+import type { Baseline } from '@envgen/testrun';
+
+/** A source file as the injector sees it: its text and its entities. */
+export interface SourceFile {
+  path: string;
+  source: string;
+  entities: Entity[];
+}
+
+/** An entity that may be mutated: covered by at least one non-flaky test that passes on the clean repo. */
+export interface Site {
+  path: string;
+  entity: Entity;
+  /** `path:qualifiedName`. */
+  key: string;
+  /** Non-flaky clean-passing tests that execute the entity (for a class: any of its methods). */
+  tests: string[];
+  /** Seconds those tests took in the baseline. */
+  cost: number;
+  /** Sampling weight: higher for entities whose covering tests are cheap. */
+  weight: number;
+}
+
+export interface SiteSelection {
+  sites: Site[];
+  /** Entities no passing, non-flaky test executes: never mutated (a bug there could not be proven). */
+  skippedUncovered: number;
+}
+
+/**
+ * Chooses where bugs may go, from the baseline's coverage map: only entities executed by a
+ * non-flaky test that passes on the clean repo, weighted toward entities whose covering
+ * tests are cheap (validation runs them first). A class counts as covered through its methods.
+ */
+export function selectSites(files: readonly SourceFile[], baseline: Baseline): SiteSelection {
+  const flaky = new Set(baseline.flaky);
+  const passing = (nodeId: string): boolean => baseline.results[nodeId]?.outcome === 'passed' && !flaky.has(nodeId);
+  const coverageByKey = new Map(Object.entries(baseline.coverage).map(([key, tests]) => [key, tests.filter(passing)]));
+
+  const candidates: Array<Omit<Site, 'weight'>> = [];
+  let skippedUncovered = 0;
+  for (const file of files) {
+    for (const entity of file.entities) {
+      const key = `${file.path}:${entity.qualifiedName}`;
+      const tests =
+        entity.kind === 'class'
+          ? [...new Set(file.entities.filter((member) => member.className === entity.qualifiedName).flatMap((member) => coverageByKey.get(`${file.path}:${member.qualifiedName}`) ?? []))].sort()
+          : (coverageByKey.get(key) ?? []);
+      if (tests.length === 0) {
+        skippedUncovered += 1;
+        continue;
+      }
+      const cost = tests.reduce((sum, nodeId) => sum + (baseline.results[nodeId]?.duration ?? 0), 0);
+      candidates.push({ path: file.path, entity, key, tests, cost });
+    }
+  }
+  // Weight 1 / (1 + cost / typical cost): the cheapest sites are about twice as likely as typical ones.
+  const costs = candidates.map((site) => site.cost).sort((a, b) => a - b);
+  const typical = Math.max(costs[Math.floor(costs.length / 2)] ?? 0, 1e-3);
+  const sites = candidates.map((site) => ({ ...site, weight: 1 / (1 + site.cost / typical) }));
+  return { sites, skippedUncovered };
+}
