@@ -1,9 +1,10 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { describeError, isEnvgenError } from '@envgen/core';
 import { createContext } from './context.js';
 import type { GlobalOptions } from './context.js';
 import { runEnv } from './env-command.js';
 import { formatEnvReport, verdict } from './format-env.js';
+import { formatPoolList, runPoolList } from './pool-command.js';
 import { createProgress } from './progress.js';
 
 /** Exit codes of every command. */
@@ -28,6 +29,11 @@ function addGlobalOptions(command: Command): Command {
     .addOption(new Option('--sandbox <kind>', 'where untrusted code runs (env ENVGEN_SANDBOX)').choices(['local', 'docker', 'none']))
     .addOption(new Option('--log-level <level>', 'log detail (env ENVGEN_LOG_LEVEL)').choices(['debug', 'info', 'warn', 'error', 'silent']))
     .option('--json', 'print one JSON object instead of text');
+}
+
+function parseCount(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a non-negative integer');
+  return Number(value);
 }
 
 function buildProgram(io: Io, setExit: (code: number) => void): Command {
@@ -62,6 +68,25 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
       } finally {
         progress.stop();
       }
+    });
+
+  const pool = program.command('pool').description('Inspect the pool of instances envgen has made.');
+  addGlobalOptions(
+    pool
+      .command('list')
+      .description('List the instances in the pool with their test counts, and how many there are per repo and strategy.')
+      .option('--repo <owner/name>', 'only instances of this repo')
+      .option('--strategy <name>', 'only instances made by this strategy')
+      .option('--limit <n>', 'instances to list; 0 lists all (the counts always cover every match)', parseCount, 50),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ envgen pool list\n  $ envgen pool list --repo pytoolz/toolz --strategy change_operator --limit 0\n  $ envgen pool list --json | jq .byStrategy',
+    )
+    .action(async (options: GlobalOptions & { repo?: string; strategy?: string; limit: number }) => {
+      const { settings, logger } = createContext(options, io.env);
+      const report = await runPoolList({ repo: options.repo, strategy: options.strategy, limit: options.limit }, settings, logger);
+      io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatPoolList(report)}\n`);
     });
 
   return program;
