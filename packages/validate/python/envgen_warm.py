@@ -1,0 +1,305 @@
+"""envgen's warm pytest server: imports pytest (and the suite's outside modules) once, then
+forks one child per run, so each run skips interpreter start-up and those imports.
+
+Started inside the sandbox as ``python -m envgen_warm SOCKET`` with the worktree as the
+working directory (so ``sys.path`` is exactly that of ``python -m pytest``). It listens on a
+Unix socket in a read-write mount and answers JSON lines, one request at a time:
+
+- ``{"op": "preload", "modules": [name, ...], "rewrite": [relpath, ...], "compile":
+  [relpath, ...]}`` imports those modules in the server itself, compiles pytest's assertion
+  rewrite of the ``rewrite`` test files and the ``compile`` source files (compiled, never
+  executed; a child uses a compiled object only when the file's bytes are still exactly
+  those compiled, so a mutated file is compiled afresh; rewriting and compiling are most of
+  a small run's cost, since no bytecode is written), then answers ``{"ok": true, "failed": [...], "inside":
+  [...]}``; ``inside`` lists modules whose file lies in the worktree (the caller must then
+  restart without a preload, or children would see stale project code).
+- ``{"op": "run", "args": [...], "env": {...}, "timeout": seconds, "log": path,
+  "analysis": path-or-null}`` forks a child that runs ``pytest.main(args)`` with ``env``
+  added to its environment, stdout/stderr to ``log``, in its own process group and its own
+  temporary directory; answers ``{"status": "exited"|"timeout"|"signaled", "code": int|null,
+  "seconds": float}``. With ``analysis``, the child also writes there
+  ``{"modules": [...], "outside": {relpath: [co_firstlineno, ...]}}``: the modules imported
+  from outside the worktree, and the code objects of worktree files that ran outside any
+  test's own protocol (imports, collection, hooks) or while setting up a fixture shared by
+  several tests (class, module, package or session scope).
+
+The server never imports the project's own modules, so every child imports the files as
+they are on disk when it starts.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+
+import pytest
+
+_LINE_LIMIT = 1 << 20
+
+
+def _inside(path, root):
+    if not path or path.startswith("<"):
+        return False
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root + os.sep)
+
+
+def _module_file(module):
+    return getattr(module, "__file__", None) or ""
+
+
+class _OutsideTracer:
+    """Records code objects run outside tests' own protocols and in shared fixtures' set-up."""
+
+    def __init__(self):
+        import _lsprof
+
+        self.profiler = _lsprof.Profiler()
+        self.shared_depth = 0
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.profiler.disable()
+        try:
+            yield
+        finally:
+            self.profiler.enable(subcalls=False, builtins=False)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        shared = getattr(fixturedef, "scope", "function") != "function"
+        if shared:
+            self.shared_depth += 1
+            if self.shared_depth == 1:
+                self.profiler.enable(subcalls=False, builtins=False)
+        try:
+            yield
+        finally:
+            if shared:
+                self.shared_depth -= 1
+                if self.shared_depth == 0:
+                    self.profiler.disable()
+
+
+def _write_analysis(path, tracer, root):
+    tracer.profiler.disable()
+    outside = {}
+    for entry in tracer.profiler.getstats():
+        code = entry.code
+        if isinstance(code, str) or not _inside(code.co_filename, root):
+            continue
+        rel = os.path.relpath(os.path.realpath(code.co_filename), root).replace(os.sep, "/")
+        outside.setdefault(rel, set()).add(code.co_firstlineno)
+    modules = sorted(
+        name
+        for name, module in list(sys.modules.items())
+        if module is not None and not name.startswith("__") and not _inside(_module_file(module), root)
+    )
+    payload = {"modules": modules, "outside": {k: sorted(v) for k, v in sorted(outside.items())}}
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(payload, handle)
+
+
+def _run_child(request, root):
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    scratch = tempfile.mkdtemp(prefix="envgen-run-")
+    os.environ.update(request.get("env") or {})
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = None
+    sys.argv = ["pytest"] + list(request["args"])
+    tracer = None
+    plugins = []
+    if request.get("analysis"):
+        tracer = _OutsideTracer()
+        plugins.append(tracer)
+        tracer.profiler.enable(subcalls=False, builtins=False)
+    code = pytest.main(list(request["args"]), plugins=plugins)
+    if tracer is not None:
+        _write_analysis(request["analysis"], tracer, root)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+def _wait(pid, timeout):
+    """Waits for the child; kills its process group at the deadline."""
+    started = time.monotonic()
+    fd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([fd], [], [], max(0.0, timeout))
+    finally:
+        os.close(fd)
+    timed_out = not ready
+    if timed_out:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _, status = os.waitpid(pid, 0)
+    seconds = time.monotonic() - started
+    if timed_out:
+        return {"status": "timeout", "code": None, "seconds": seconds}
+    if os.WIFEXITED(status):
+        return {"status": "exited", "code": os.WEXITSTATUS(status), "seconds": seconds}
+    return {"status": "signaled", "code": None, "signal": os.WTERMSIG(status), "seconds": seconds}
+
+
+def _run(request, root):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            _run_child(request, root)
+        except BaseException:  # noqa: BLE001 - a child must never return into the server loop
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+        os._exit(70)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
+    answer = _wait(pid, float(request["timeout"]))
+    # Whatever the child left in its group (daemons, grandchildren) goes with it.
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    return answer
+
+
+_REWRITTEN = {}
+
+
+def _install_rewrite_cache():
+    """Serves pytest's assertion rewrite of unchanged test files from the server's cache."""
+    from _pytest.assertion import rewrite
+
+    original = rewrite._rewrite_test
+
+    def cached_rewrite_test(fn, config):
+        entry = _REWRITTEN.get(str(fn))
+        if entry is not None and not config.getini("enable_assertion_pass_hook"):
+            source, code = entry
+            stat = os.stat(fn)
+            if fn.read_bytes() == source:
+                return stat, code
+        return original(fn, config)
+
+    rewrite._rewrite_test = cached_rewrite_test
+
+
+_COMPILED = {}
+
+
+def _install_code_cache():
+    """Serves the code of unchanged source files from the server's cache."""
+    from importlib import machinery
+
+    original = machinery.SourceFileLoader.source_to_code
+
+    def source_to_code(self, data, path, *, _optimize=-1):
+        entry = _COMPILED.get(path)
+        if entry is not None and _optimize == -1 and bytes(data) == entry[0]:
+            return entry[1]
+        return original(self, data, path, _optimize=_optimize)
+
+    machinery.SourceFileLoader.source_to_code = source_to_code
+
+
+def _sources(paths, root):
+    """(relative path, absolute path, bytes) of each readable file."""
+    for rel in paths:
+        path = os.path.join(root, rel)
+        try:
+            with open(path, "rb") as handle:
+                yield rel, path, handle.read()
+        except OSError:
+            continue
+
+
+def _compile(paths, root):
+    for rel, path, source in _sources(paths, root):
+        # The loader names a module by the sys.path entry it was found through.
+        for name in (path, rel):
+            try:
+                _COMPILED[name] = (source, compile(source, name, "exec", dont_inherit=True))
+            except (SyntaxError, ValueError):  # the child compiles (and fails) on its own
+                break
+
+
+def _rewrite(paths, root):
+    import ast
+
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    for _, path, source in _sources(paths, root):
+        try:
+            tree = ast.parse(source, filename=path)
+            rewrite_asserts(tree, source, path, None)
+            _REWRITTEN[path] = (source, compile(tree, path, "exec", dont_inherit=True))
+        except (SyntaxError, ValueError):  # pytest rewrites (and reports) it in the child
+            continue
+
+
+def _preload(request, root):
+    _rewrite(request.get("rewrite") or [], root)
+    _compile(request.get("compile") or [], root)
+    failed = []
+    for name in request.get("modules") or []:
+        try:
+            __import__(name)
+        except BaseException:  # noqa: BLE001 - a module that cannot load in the server loads in the child
+            failed.append(name)
+    inside = sorted(
+        name for name, module in list(sys.modules.items()) if module is not None and _inside(_module_file(module), root)
+    )
+    return {"ok": True, "failed": failed, "inside": inside}
+
+
+def _scratch_cleanup():
+    for entry in os.listdir(tempfile.gettempdir()):
+        if entry.startswith("envgen-run-"):
+            shutil.rmtree(os.path.join(tempfile.gettempdir(), entry), ignore_errors=True)
+
+
+def main():
+    root = os.path.realpath(os.getcwd())
+    path = sys.argv[1]
+    _install_rewrite_cache()
+    _install_code_cache()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path + ".tmp")
+    listener.listen(1)
+    os.rename(path + ".tmp", path)
+    connection, _ = listener.accept()
+    listener.close()
+    reader = connection.makefile("rb")
+    for line in reader:
+        if len(line) > _LINE_LIMIT:
+            break
+        request = json.loads(line)
+        op = request.get("op")
+        if op == "run":
+            answer = _run(request, root)
+            _scratch_cleanup()
+        elif op == "preload":
+            answer = _preload(request, root)
+        else:
+            break
+        answer["id"] = request.get("id")
+        connection.sendall((json.dumps(answer) + "\n").encode("utf-8"))
+    connection.close()
+
+
+if __name__ == "__main__":
+    main()

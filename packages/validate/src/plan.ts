@@ -1,0 +1,144 @@
+import { extractEntities } from '@envgen/python';
+import type { Entity } from '@envgen/python';
+import { entityKey } from '@envgen/testrun';
+import type { ChangedFile } from './tree.js';
+
+/**
+ * Which tests can observe a candidate. `covering`: the change lies inside function bodies
+ * that only run inside tests, so exactly the tests that executed them can change outcome.
+ * `suite`: anything else (class- or module-level code, signatures, decorators, docstrings,
+ * code run at import time or in shared fixtures, uncovered code) — the whole suite runs.
+ */
+export type RunPlan =
+  | { mode: 'covering'; tests: string[]; entities: string[]; why: string }
+  | { mode: 'suite'; why: string };
+
+/** What {@link planRun} knows about the repo. */
+export interface PlanContext {
+  /** Repo-relative source files (the profile's). */
+  sourceFiles: ReadonlySet<string>;
+  /** The baseline's coverage map: entity key → node ids. */
+  coverage: Readonly<Record<string, readonly string[]>>;
+  /** Entity keys whose code runs outside tests' own protocols (imports, collection, shared fixtures). */
+  outside: ReadonlySet<string>;
+  /** Stable passing node ids in run order: the only tests whose outcome matters. */
+  stable: readonly string[];
+}
+
+const DOCSTRING_START = /^[rRuU]?("""|'''|"|')/;
+
+/** Byte length of the common prefix and common suffix (not overlapping) of two buffers. */
+function commonEnds(a: Buffer, b: Buffer): { prefix: number; suffix: number } {
+  const limit = Math.min(a.length, b.length);
+  let prefix = 0;
+  while (prefix < limit && a[prefix] === b[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < limit - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
+  return { prefix, suffix };
+}
+
+/** End byte of a docstring opening the body at `start`, or -1 when the body has none. */
+function docstringEnd(source: Buffer, start: number): number {
+  const match = DOCSTRING_START.exec(source.subarray(start, start + 4).toString('latin1'));
+  if (match === null) return -1;
+  const quote = Buffer.from(match[1] as string, 'latin1');
+  for (let index = start + match[0].length; index < source.length; index++) {
+    if (source[index] === 0x5c) index++;
+    else if (source.subarray(index, index + quote.length).equals(quote)) return index + quote.length;
+  }
+  return source.length;
+}
+
+/** The innermost entity whose whole span (decorators included) holds [start, end). */
+function innermost(entities: readonly Entity[], start: number, end: number): Entity | null {
+  let best: Entity | null = null;
+  for (const entity of entities) {
+    if (entity.startByte <= start && end <= entity.endByte && (best === null || entity.endByte - entity.startByte < best.endByte - best.startByte)) {
+      best = entity;
+    }
+  }
+  return best;
+}
+
+/** Where a file's change lies: bytes [start, oldEnd) of the old source became [start, newEnd) of the new one. */
+interface Region {
+  start: number;
+  oldEnd: number;
+  newEnd: number;
+}
+
+/**
+ * Every equivalent placement of the change, rightmost first: a change whose edges repeat
+ * (deleting `x = 1\n` after another line ending in `\n`) can sit one byte further left.
+ */
+function placements(before: Buffer, after: Buffer): Region[] {
+  const { prefix, suffix } = commonEnds(before, after);
+  const regions: Region[] = [{ start: prefix, oldEnd: before.length - suffix, newEnd: after.length - suffix }];
+  for (;;) {
+    const { start, oldEnd, newEnd } = regions[regions.length - 1] as Region;
+    if (start === 0) break;
+    const oldSlides = oldEnd === start || before[start - 1] === before[oldEnd - 1];
+    const newSlides = newEnd === start || after[start - 1] === after[newEnd - 1];
+    if (!oldSlides || !newSlides) break;
+    regions.push({ start: start - 1, oldEnd: oldEnd - 1, newEnd: newEnd - 1 });
+  }
+  return regions;
+}
+
+/** True when [start, end) lies in the entity's body after its docstring. */
+function inBody(entity: Entity, source: Buffer, start: number, end: number): boolean {
+  if (start < entity.bodyStartByte || end > entity.bodyEndByte) return false;
+  return start >= docstringEnd(source, entity.bodyStartByte);
+}
+
+/**
+ * The function or method whose body alone a file's change lies in, or why there is none.
+ * The body excludes the signature, decorators and a leading docstring: those are read
+ * without calling the function (at definition time, by `inspect`, by doctest collection).
+ */
+export function locateBodyChange(file: ChangedFile): { entity: Entity } | { reason: string } {
+  const before = Buffer.from(file.before, 'utf8');
+  const after = Buffer.from(file.after, 'utf8');
+  if (before.equals(after)) return { reason: `${file.path} is unchanged` };
+  const oldEntities = extractEntities(file.before, file.path).entities;
+  const newEntities = extractEntities(file.after, file.path).entities;
+  let reason = '';
+  for (const region of placements(before, after)) {
+    const old = innermost(oldEntities, region.start, region.oldEnd);
+    if (old === null) {
+      reason ||= `module-level change in ${file.path}`;
+      continue;
+    }
+    if (old.kind === 'class') {
+      reason ||= `class-level change in ${file.path}:${old.qualifiedName}`;
+      continue;
+    }
+    const renewed = newEntities.find((entity) => entity.qualifiedName === old.qualifiedName && entity.kind === old.kind);
+    if (inBody(old, before, region.start, region.oldEnd) && renewed !== undefined && inBody(renewed, after, region.start, region.newEnd)) {
+      return { entity: old };
+    }
+    reason ||= `change outside the body of ${file.path}:${old.qualifiedName}`;
+  }
+  return { reason };
+}
+
+/** Decides which tests must run for a candidate's files (see {@link RunPlan}). */
+export function planRun(files: readonly ChangedFile[], context: PlanContext): RunPlan {
+  const keys: string[] = [];
+  for (const file of files) {
+    if (!context.sourceFiles.has(file.path)) return { mode: 'suite', why: `${file.path} is not a source file of the profile` };
+    const located = locateBodyChange(file);
+    if ('reason' in located) return { mode: 'suite', why: located.reason };
+    const key = entityKey(file.path, located.entity.qualifiedName);
+    if (context.outside.has(key)) return { mode: 'suite', why: `${key} runs at import time or in a shared fixture` };
+    if ((context.coverage[key]?.length ?? 0) === 0) return { mode: 'suite', why: `${key} has no coverage entry` };
+    keys.push(key);
+  }
+  const covering = new Set(keys.flatMap((key) => context.coverage[key] ?? []));
+  return {
+    mode: 'covering',
+    tests: context.stable.filter((nodeId) => covering.has(nodeId)),
+    entities: keys,
+    why: `body of ${keys.join(', ')}`,
+  };
+}

@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import { lstat, mkdir, readdir, readFile, realpath } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { promisify } from 'node:util';
+import type { MutatedFile } from './types.js';
+
+const execFileAsync = promisify(execFile);
+
+/** A file of a candidate with its clean content. */
+export interface ChangedFile {
+  path: string;
+  before: string;
+  after: string;
+}
+
+/** The candidate's files with their clean contents, or why they cannot be applied. */
+export type ResolvedFiles = { ok: true; files: ChangedFile[] } | { ok: false; detail: string };
+
+/**
+ * Checks that every path is a repo-relative path to an existing regular file of `worktree`
+ * (no absolute path, no `..`, no symlink on the way) and reads its clean content. A bad
+ * path is the candidate's fault, so it is data (`apply-failed`), not an exception.
+ */
+export async function resolveCandidateFiles(worktree: string, files: readonly MutatedFile[]): Promise<ResolvedFiles> {
+  if (files.length === 0) return { ok: false, detail: 'the candidate changes no file' };
+  const root = await realpath(worktree);
+  const seen = new Set<string>();
+  const resolved: ChangedFile[] = [];
+  for (const file of files) {
+    const normal = posix.normalize(file.path);
+    if (file.path === '' || posix.isAbsolute(file.path) || normal.startsWith('../') || normal === '..' || normal === '.git' || normal.startsWith('.git/')) {
+      return { ok: false, detail: `path "${file.path}" leaves the repo or names its git data` };
+    }
+    if (seen.has(normal)) return { ok: false, detail: `path "${file.path}" is listed twice` };
+    seen.add(normal);
+    const host = hostPath(root, normal);
+    let real: string;
+    try {
+      real = await realpath(host);
+    } catch {
+      return { ok: false, detail: `file "${file.path}" does not exist in the repo` };
+    }
+    if (real !== host || !(await lstat(host)).isFile()) {
+      return { ok: false, detail: `path "${file.path}" is not a regular file of the repo (symlink or directory)` };
+    }
+    resolved.push({ path: normal, before: await readFile(host, 'utf8'), after: file.after });
+  }
+  return { ok: true, files: resolved };
+}
+
+/** Copies a tree without its `.git` (tests get the files, never the repository's git data). */
+export async function copyTree(source: string, destination: string): Promise<void> {
+  await mkdir(destination, { recursive: true });
+  const entries = (await readdir(source)).filter((name) => name !== '.git');
+  if (entries.length === 0) return;
+  await execFileAsync('cp', ['-a', '--reflink=auto', ...entries.map((name) => join(source, name)), destination]);
+}
+
+/** One entry of a {@link snapshotTree}: enough to notice any write, rename or replacement. */
+export type EntryStamp = string;
+
+/** The stamp of one path: type, inode, size and modification time. */
+export async function stampPath(path: string): Promise<EntryStamp> {
+  const stats = await lstat(path);
+  const type = stats.isDirectory() ? 'd' : stats.isFile() ? 'f' : stats.isSymbolicLink() ? 'l' : 'o';
+  return `${type}:${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+}
+
+/**
+ * Every path under `root` (not following symlinks) with its type, inode, size and
+ * modification time, to notice what a test run created, deleted or changed.
+ */
+export async function snapshotTree(root: string): Promise<Map<string, EntryStamp>> {
+  const stamps = new Map<string, EntryStamp>();
+  const walk = async (dir: string, prefix: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const rel = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+      const stamp = await stampPath(join(dir, entry.name));
+      stamps.set(rel, stamp);
+      if (stamp.startsWith('d:')) await walk(join(dir, entry.name), rel);
+    }
+  };
+  await walk(root, '');
+  return stamps;
+}
+
+/** Paths whose stamps differ between two snapshots (added, removed or changed), sorted. */
+export function diffSnapshots(before: ReadonlyMap<string, EntryStamp>, after: ReadonlyMap<string, EntryStamp>): string[] {
+  const changed = new Set<string>();
+  for (const [path, stamp] of before) if (after.get(path) !== stamp) changed.add(path);
+  for (const path of after.keys()) if (!before.has(path)) changed.add(path);
+  return [...changed].sort();
+}
+
+/** Host path of a repo-relative path (already checked by {@link resolveCandidateFiles}). */
+export function hostPath(root: string, path: string): string {
+  return join(root, ...path.split('/'));
+}

@@ -1,0 +1,70 @@
+import type { Candidate, Logger, Verdict } from '@envgen/core';
+import type { Profile } from '@envgen/repo';
+import type { SandboxProvider } from '@envgen/sandbox';
+import type { Baseline } from '@envgen/testrun';
+
+/** One file of a candidate as the bug leaves it: repo-relative path and whole new content. */
+export interface MutatedFile {
+  path: string;
+  after: string;
+}
+
+/**
+ * What validation takes: the candidate (its patch is what gets stored) and the mutated
+ * contents of the files it changes, so the hot path never parses or applies a diff. The
+ * files must be exactly the patch applied to the clean tree.
+ */
+export interface ValidationInput {
+  candidate: Candidate;
+  files: MutatedFile[];
+}
+
+/** What both validation paths share. */
+export interface ValidationContext {
+  /** Host path of the clean checkout the baseline was built from; never modified. */
+  worktree: string;
+  profile: Profile;
+  baseline: Baseline;
+  sandboxProvider: SandboxProvider;
+  /**
+   * Wall-clock limit of one candidate's full suite; a run past it is rejected `timeout`
+   * (default {@link candidateTimeoutMs}).
+   */
+  timeoutMs?: number;
+  logger?: Logger;
+}
+
+/** Options of `createValidator`. */
+export interface ValidatorOptions extends ValidationContext {
+  /** Sandboxes (each with its own worktree copy and warm interpreter) run in parallel; default: the cores. */
+  concurrency?: number;
+}
+
+/** How the fast path proved a verdict, for benchmarks and logs. */
+export type ValidationMode =
+  /** Only the tests covering the changed function bodies ran. */
+  | 'covering'
+  /** The whole suite ran in the warm interpreter (class-, module- or import-time code changed). */
+  | 'suite'
+  /** Fresh sandbox and full suite, as the reference does (the warm run could not be trusted). */
+  | 'reference';
+
+/** A verdict with how it was reached. */
+export interface ValidationOutcome {
+  verdict: Verdict;
+  mode: ValidationMode;
+  /** Why that mode ("toolz/itertoolz.py:groupby body", "class-level change in ..."). */
+  why: string;
+  /** Tests run for this verdict. */
+  testsRun: number;
+  seconds: number;
+}
+
+/** The fast validator: same verdicts and FAIL_TO_PASS/PASS_TO_PASS sets as the reference. */
+export interface Validator {
+  validate(input: ValidationInput): Promise<Verdict>;
+  /** Like {@link Validator.validate}, with how the verdict was reached. */
+  validateWithDetails(input: ValidationInput): Promise<ValidationOutcome>;
+  /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import type { Baseline } from '@envgen/testrun';
+import { splitOutcomes, stablePassing, verdictOfRun } from './verdict.js';
+
+const baseline: Baseline = {
+  commit: 'c',
+  profileHash: 'h',
+  results: {
+    't::a': { outcome: 'passed', duration: 0.1 },
+    't::b': { outcome: 'passed', duration: 0.1 },
+    't::flaky': { outcome: 'passed', duration: 0.1 },
+    't::broken': { outcome: 'failed', duration: 0.1 },
+    't::c': { outcome: 'passed', duration: 0.1 },
+  },
+  flaky: ['t::flaky'],
+  collectionErrors: [],
+  coverage: {},
+  functions: [],
+  suiteSeconds: [1],
+  createdAt: '2024-01-01T00:00:00Z',
+};
+
+describe('verdicts', () => {
+  it('counts failed, errored and vanished stable tests as FAIL_TO_PASS, skipped ones as neither', () => {
+    expect(stablePassing(baseline)).toEqual(['t::a', 't::b', 't::c']);
+    const run = { status: 'completed' as const, seconds: 1, output: '', results: { 't::a': { outcome: 'error' as const, duration: 0 }, 't::b': { outcome: 'skipped' as const, duration: 0 }, 't::flaky': { outcome: 'failed' as const, duration: 0 } } };
+    expect(splitOutcomes(stablePassing(baseline), run.results)).toEqual({ failToPass: ['t::a', 't::c'], passToPass: [] });
+    expect(verdictOfRun(baseline, run)).toMatchObject({ kind: 'rejected', reason: 'no-passing-test' });
+  });
+
+  it('takes tests a restricted run did not observe as passing', () => {
+    const results = { 't::b': { outcome: 'failed' as const, duration: 0 } };
+    expect(splitOutcomes(stablePassing(baseline), results, new Set(['t::b']))).toEqual({ failToPass: ['t::b'], passToPass: ['t::a', 't::c'] });
+  });
+
+  it('rejects timeouts and crashes before looking at results', () => {
+    expect(verdictOfRun(baseline, { status: 'timeout', seconds: 60, output: '', results: {} })).toMatchObject({ reason: 'timeout' });
+    expect(verdictOfRun(baseline, { status: 'crashed', seconds: 1, output: 'Segmentation fault', results: {} })).toMatchObject({ reason: 'crashed' });
+    expect(verdictOfRun(baseline, { status: 'completed', seconds: 1, output: '', results: { 't::a': { outcome: 'passed', duration: 0 }, 't::b': { outcome: 'passed', duration: 0 }, 't::c': { outcome: 'passed', duration: 0 } } })).toMatchObject({ reason: 'no-failing-test' });
+  });
+});

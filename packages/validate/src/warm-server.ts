@@ -1,0 +1,303 @@
+import { randomUUID } from 'node:crypto';
+import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EnvgenError, describeError, silentLogger } from '@envgen/core';
+import type { Logger } from '@envgen/core';
+import type { Profile } from '@envgen/repo';
+import type { ExecResult, Sandbox, SandboxProvider } from '@envgen/sandbox';
+import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs } from '@envgen/testrun';
+import type { TestResult, TestRun } from '@envgen/testrun';
+
+/** Host directory of the warm server (`envgen_warm.py`), shipped beside `src/`. */
+export const WARM_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
+const SANDBOX_WARM_DIR = '/tmp/envgen-validate';
+const SOCKET_NAME = 'warm.sock';
+/** The server lives as long as the validator; each run has its own deadline inside. */
+const SERVER_LIFETIME_MS = 7 * 24 * 3600_000;
+const START_TIMEOUT_MS = 60_000;
+/** How long past a run's own deadline the host waits before it gives the server up. */
+const ANSWER_GRACE_MS = 30_000;
+const LINE_LIMIT = 1 << 20;
+const OUTPUT_TAIL_CHARS = 4000;
+const COMPLETED_EXIT_CODES: ReadonlySet<number> = new Set([0, 1, 5]);
+const INTERRUPTED_EXIT_CODE = 2;
+
+/** What the analysis run reports besides results (see `envgen_warm.py`). */
+export interface SuiteAnalysis {
+  /** Modules the suite imported from outside the worktree: safe to import once in the server. */
+  modules: string[];
+  /** Worktree file → first lines of code objects run outside tests or in shared fixtures. */
+  outside: Record<string, number[]>;
+}
+
+/** One run in a forked child. */
+export interface WarmRun extends Pick<TestRun, 'status' | 'seconds' | 'output'> {
+  results: Record<string, TestResult>;
+  analysis?: SuiteAnalysis;
+}
+
+/** Options of one {@link WarmServer.run}. */
+export interface WarmRunOptions {
+  /** Exactly these node ids; the profile's `testArgs` when omitted. */
+  nodeIds?: string[];
+  /** Wall-clock limit; the child is killed at the same soft deadline `runPytest` uses. */
+  timeoutMs: number;
+  /** Also record the {@link SuiteAnalysis}. */
+  analyze?: boolean;
+}
+
+/** A long-lived Python in a sandbox that has imported pytest and forks one child per run. */
+export interface WarmServer {
+  readonly sandbox: Sandbox;
+  run(options: WarmRunOptions): Promise<WarmRun>;
+  /**
+   * Imports modules in the server and compiles the profile's source files and the assertion
+   * rewrite of its test files (children use them while the bytes are unchanged); returns the modules that failed and those found inside the worktree
+   * afterwards (must be none).
+   */
+  preload(modules: readonly string[]): Promise<{ failed: string[]; inside: string[] }>;
+  /** True until the server process ends. */
+  alive(): boolean;
+  close(): Promise<void>;
+}
+
+/** Options of {@link startWarmServer}. */
+export interface StartWarmServerOptions {
+  provider: SandboxProvider;
+  /** Host path of the tree the server's children test (writable by them). */
+  worktree: string;
+  profile: Profile;
+  logger?: Logger;
+}
+
+type Answer = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseAnalysis(text: string): SuiteAnalysis | null {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(data) || !Array.isArray(data['modules']) || !isRecord(data['outside'])) return null;
+  const outside: Record<string, number[]> = {};
+  for (const [file, lines] of Object.entries(data['outside'])) {
+    if (!Array.isArray(lines)) return null;
+    outside[file] = lines.filter((line): line is number => Number.isInteger(line));
+  }
+  return { modules: data['modules'].filter((name): name is string => typeof name === 'string'), outside };
+}
+
+async function readOptional(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
+function statusOf(answer: Answer, hasResults: boolean): TestRun['status'] {
+  if (answer['status'] === 'timeout') return 'timeout';
+  if (answer['status'] !== 'exited' || typeof answer['code'] !== 'number') return 'crashed';
+  if (COMPLETED_EXIT_CODES.has(answer['code'])) return hasResults ? 'completed' : 'crashed';
+  return answer['code'] === INTERRUPTED_EXIT_CODE ? 'interrupted' : 'crashed';
+}
+
+async function waitForSocket(path: string, exited: () => ExecResult | null): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await access(path);
+      return;
+    } catch {
+      const ended = exited();
+      if (ended !== null) {
+        throw new EnvgenError('test-run-failed', `The warm pytest server exited before it was ready (${ended.status}, exit ${ended.exitCode}): ${(ended.stdout + ended.stderr).slice(-OUTPUT_TAIL_CHARS)}. Check that the profile's python can import pytest.`);
+      }
+      if (Date.now() > deadline) throw new EnvgenError('test-run-failed', `The warm pytest server did not start within ${START_TIMEOUT_MS / 1000} s; the machine may be overloaded.`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
+/**
+ * Starts `envgen_warm.py` in a fresh sandbox over `worktree` and connects to it through a
+ * Unix socket in the read-write results mount (the sandbox's exec is one-shot, a socket in
+ * a shared directory is not). Requests are serialized: one run at a time per server.
+ */
+export async function startWarmServer(options: StartWarmServerOptions): Promise<WarmServer> {
+  const logger = options.logger ?? silentLogger;
+  const { profile } = options;
+  const outDir = await mkdtemp(join(tmpdir(), 'envgen-warm-'));
+  await chmod(outDir, 0o777);
+  let sandbox: Sandbox;
+  try {
+    sandbox = await options.provider.open({
+      worktree: options.worktree,
+      mounts: [...pytestMounts(outDir), { source: WARM_SUPPORT_DIR, target: SANDBOX_WARM_DIR, readonly: true }],
+    });
+  } catch (error) {
+    await rm(outDir, { recursive: true, force: true });
+    throw error;
+  }
+  const env = buildPytestEnv(profile, '/dev/null', false);
+  env['PYTHONPATH'] = `${env['PYTHONPATH'] ?? ''}:${SANDBOX_WARM_DIR}`;
+  let ended: ExecResult | null = null;
+  const serverDone = sandbox
+    .exec([profile.python, '-m', 'envgen_warm', `${SANDBOX_OUT_DIR}/${SOCKET_NAME}`], { env, limits: { timeoutMs: SERVER_LIFETIME_MS } })
+    .then(
+      (result) => {
+        ended = result;
+      },
+      (error: unknown) => {
+        ended = { status: 'killed', exitCode: null, signal: null, stdout: '', stderr: describeError(error), truncated: false, durationMs: 0 };
+      },
+    );
+
+  let socket: Socket;
+  try {
+    await waitForSocket(join(outDir, SOCKET_NAME), () => ended);
+    socket = await new Promise<Socket>((resolve, reject) => {
+      const client = connect(join(outDir, SOCKET_NAME), () => resolve(client));
+      client.once('error', reject);
+    });
+  } catch (error) {
+    await sandbox.dispose();
+    await serverDone;
+    await rm(outDir, { recursive: true, force: true });
+    throw error;
+  }
+
+  // One request in flight at a time: answers arrive in order.
+  let pending: { resolve: (answer: Answer) => void; reject: (error: Error) => void } | null = null;
+  let buffer = '';
+  let broken: Error | null = null;
+  const fail = (error: Error): void => {
+    broken ??= error;
+    pending?.reject(error);
+    pending = null;
+  };
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    if (buffer.length > LINE_LIMIT) {
+      fail(new EnvgenError('test-run-failed', 'The warm pytest server sent an oversized answer.'));
+      socket.destroy();
+      return;
+    }
+    let newline: number;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      let answer: unknown;
+      try {
+        answer = JSON.parse(line);
+      } catch {
+        answer = null;
+      }
+      const waiting = pending;
+      pending = null;
+      if (!isRecord(answer)) waiting?.reject(new EnvgenError('test-run-failed', 'The warm pytest server sent an answer that is not JSON.'));
+      else waiting?.resolve(answer);
+    }
+  });
+  socket.on('error', (error) => fail(new EnvgenError('test-run-failed', `The warm pytest server's socket failed: ${error.message}`, { cause: error })));
+  socket.on('close', () => fail(new EnvgenError('test-run-failed', 'The warm pytest server stopped.')));
+
+  let queue: Promise<unknown> = Promise.resolve();
+  const request = (payload: Record<string, unknown>, answerWithinMs: number): Promise<Answer> => {
+    const next = queue.then(
+      () =>
+        new Promise<Answer>((resolve, reject) => {
+          if (broken !== null) {
+            reject(broken);
+            return;
+          }
+          const timer = setTimeout(() => {
+            fail(new EnvgenError('test-run-failed', `The warm pytest server did not answer within ${Math.round(answerWithinMs / 1000)} s.`));
+            socket.destroy();
+          }, answerWithinMs);
+          pending = {
+            resolve: (answer) => {
+              clearTimeout(timer);
+              resolve(answer);
+            },
+            reject: (error) => {
+              clearTimeout(timer);
+              reject(error);
+            },
+          };
+          socket.write(`${JSON.stringify(payload)}\n`);
+        }),
+    );
+    queue = next.catch(() => undefined);
+    return next;
+  };
+
+  let closed = false;
+  return {
+    sandbox,
+    alive: () => ended === null && broken === null,
+    async preload(modules) {
+      const python = (files: readonly string[]): string[] => files.filter((file) => file.endsWith('.py'));
+      const answer = await request({ op: 'preload', modules, rewrite: python(profile.testFiles), compile: python(profile.sourceFiles) }, START_TIMEOUT_MS);
+      const names = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+      return { failed: names(answer['failed']), inside: names(answer['inside']) };
+    },
+    async run(runOptions) {
+      const id = randomUUID();
+      const softMs = softDeadlineMs(runOptions.timeoutMs);
+      // The same argv as runPytest, minus the interpreter and `-m pytest`.
+      const args = buildPytestArgv(profile, sandbox.workdir, runOptions.nodeIds).slice(3);
+      const answer = await request(
+        {
+          op: 'run',
+          id,
+          args,
+          env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/results-${id}.json` },
+          timeout: softMs / 1000,
+          log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
+          analysis: runOptions.analyze === true ? `${SANDBOX_OUT_DIR}/analysis-${id}.json` : null,
+        },
+        softMs + ANSWER_GRACE_MS,
+      );
+      const resultsText = await readOptional(join(outDir, `results-${id}.json`));
+      const parsed = resultsText === null ? null : parseResultsFile(resultsText);
+      const log = (await readOptional(join(outDir, `log-${id}.txt`))) ?? '';
+      const analysisText = runOptions.analyze === true ? await readOptional(join(outDir, `analysis-${id}.json`)) : null;
+      const run: WarmRun = {
+        status: statusOf(answer, parsed !== null),
+        seconds: typeof answer['seconds'] === 'number' ? answer['seconds'] : 0,
+        output: log.slice(-OUTPUT_TAIL_CHARS),
+        results: parsed?.results ?? {},
+      };
+      const analysis = analysisText === null ? null : parseAnalysis(analysisText);
+      if (analysis !== null) run.analysis = analysis;
+      logger.debug('warm run finished', { status: run.status, tests: Object.keys(run.results).length, seconds: run.seconds });
+      return run;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      socket.end();
+      socket.destroy();
+      try {
+        await sandbox.dispose();
+        await serverDone;
+      } finally {
+        await rm(outDir, { recursive: true, force: true });
+      }
+    },
+  };
+}

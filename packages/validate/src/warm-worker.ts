@@ -1,0 +1,119 @@
+import { lstat, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '@envgen/core';
+import type { Profile } from '@envgen/repo';
+import type { SandboxProvider } from '@envgen/sandbox';
+import { copyTree, diffSnapshots, hostPath, snapshotTree, stampPath } from './tree.js';
+import type { ChangedFile, EntryStamp } from './tree.js';
+import { startWarmServer } from './warm-server.js';
+import type { WarmRun, WarmRunOptions, WarmServer } from './warm-server.js';
+
+/** Options of {@link startWarmWorker}. */
+export interface WarmWorkerOptions {
+  /** The clean checkout; copied, never modified. */
+  worktree: string;
+  profile: Profile;
+  provider: SandboxProvider;
+  logger: Logger;
+}
+
+/**
+ * A private copy of the clean tree with a warm server over it. Each candidate's files are
+ * written in place, tested and restored; a run that leaves anything else changed in the
+ * tree (a test writing files, a bug deleting one) gets the copy rebuilt and the server
+ * restarted, so the next candidate starts from the clean tree exactly as a fresh copy would.
+ */
+export interface WarmWorker {
+  /** Runs with `files` written into the tree; the tree is clean again when it resolves. */
+  runWith(files: readonly ChangedFile[], options: WarmRunOptions): Promise<WarmRun>;
+  /** Runs on the clean tree. */
+  run(options: WarmRunOptions): Promise<WarmRun>;
+  /** Imports modules in the server (kept across restarts); returns those that came from the worktree. */
+  preload(modules: readonly string[]): Promise<string[]>;
+  /** Throws away the tree copy and server and makes new ones (after the server died). */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Copies the tree and starts a warm server over it. */
+export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmWorker> {
+  const scratch = await mkdtemp(join(tmpdir(), 'envgen-validate-'));
+  const tree = join(scratch, 'tree');
+  let preloaded: readonly string[] | null = null;
+  let server: WarmServer;
+  let clean: Map<string, EntryStamp>;
+
+  const build = async (): Promise<void> => {
+    await rm(tree, { recursive: true, force: true });
+    await copyTree(options.worktree, tree);
+    clean = await snapshotTree(tree);
+    server = await startWarmServer({ provider: options.provider, worktree: tree, profile: options.profile, logger: options.logger });
+    if (preloaded !== null) await server.preload(preloaded);
+  };
+  const reset = async (): Promise<void> => {
+    await server.close();
+    await build();
+  };
+  try {
+    await build();
+  } catch (error) {
+    await rm(scratch, { recursive: true, force: true });
+    throw error;
+  }
+
+  const checkTree = async (): Promise<void> => {
+    const changed = diffSnapshots(clean, await snapshotTree(tree));
+    if (changed.length > 0) {
+      options.logger.debug('a run changed the tree; rebuilding the copy', { changed: changed.slice(0, 5) });
+      await reset();
+    }
+  };
+
+  return {
+    async runWith(files, runOptions) {
+      try {
+        for (const file of files) await writeFile(hostPath(tree, file.path), file.after);
+        return await server.run(runOptions);
+      } finally {
+        // Restore in place only over regular files: anything else means the run replaced them.
+        let replaced = false;
+        for (const file of files) {
+          const path = hostPath(tree, file.path);
+          const stats = await lstat(path).catch(() => null);
+          if (stats === null || !stats.isFile()) replaced = true;
+          else await writeFile(path, file.before);
+        }
+        if (replaced) await reset();
+        else {
+          for (const file of files) clean.set(file.path, await stampPath(hostPath(tree, file.path)));
+          await checkTree();
+        }
+      }
+    },
+    async run(runOptions) {
+      try {
+        return await server.run(runOptions);
+      } finally {
+        await checkTree();
+      }
+    },
+    async preload(modules) {
+      const answer = await server.preload(modules);
+      if (answer.inside.length > 0) {
+        await reset();
+        return answer.inside;
+      }
+      preloaded = modules.filter((name) => !answer.failed.includes(name));
+      return [];
+    },
+    reset,
+    async close() {
+      try {
+        await server.close();
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    },
+  };
+}
