@@ -12,7 +12,7 @@ import {
   shippedProfilesDir,
   validateProfileOverrides,
 } from '@envgen/repo';
-import type { Profile, ResolvedRepo } from '@envgen/repo';
+import type { Profile, ResolvedRepo, Worktree } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, countCoverage, summarizeResults } from '@envgen/testrun';
@@ -79,18 +79,32 @@ export async function openSandboxProvider(settings: Settings, logger: Logger): P
   return provider;
 }
 
+/** A repo acquired into the cache and checked out for one command, with the sandbox provider to run it in. */
+export interface RepoCheckout {
+  provider: SandboxProvider;
+  repo: ResolvedRepo;
+  /** The command's own worktree; the caller removes it. */
+  worktree: Worktree;
+}
+
+/** Opens the sandbox provider (failing early), acquires `repoArg` and checks out a worktree of it. */
+export async function checkoutRepo(repoArg: string, settings: Settings, logger: Logger, progress: Progress): Promise<RepoCheckout> {
+  progress.phase(`acquiring ${repoArg}`);
+  const spec = parseRepoSpec(repoArg);
+  const provider = await openSandboxProvider(settings, logger);
+  const repo = await acquireRepo(spec, { home: settings.home, githubBaseUrl: settings.githubUrl, logger });
+  progress.phase(`checking out ${repo.owner}/${repo.name}@${repo.commit.slice(0, 8)}`);
+  const worktree = await createWorktree(repo, { home: settings.home });
+  return { provider, repo, worktree };
+}
+
 /**
  * `envgen env`: acquires the repo, detects its profile, and runs its clean suite twice in the
  * sandbox with coverage (or answers from the baseline cache).
  */
 export async function runEnv(options: EnvOptions, settings: Settings, logger: Logger, progress: Progress): Promise<EnvReport> {
   const started = performance.now();
-  progress.phase(`acquiring ${options.repo}`);
-  const spec = parseRepoSpec(options.repo);
-  const provider = await openSandboxProvider(settings, logger);
-  const repo = await acquireRepo(spec, { home: settings.home, githubBaseUrl: settings.githubUrl, logger });
-  progress.phase(`checking out ${repo.owner}/${repo.name}@${repo.commit.slice(0, 8)}`);
-  const worktree = await createWorktree(repo, { home: settings.home });
+  const { provider, repo, worktree } = await checkoutRepo(options.repo, settings, logger, progress);
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);

@@ -1,6 +1,8 @@
 export { main, EXIT } from './main.js';
-export { runEnv, resolveProfile, openSandboxProvider } from './env-command.js';
-export type { EnvOptions, EnvReport } from './env-command.js';
+export { runEnv, resolveProfile, openSandboxProvider, checkoutRepo } from './env-command.js';
+export { runCheck, formatCheckReport } from './check-command.js';
+export type { CheckOptions, CheckReport } from './check-command.js';
+export type { EnvOptions, EnvReport, RepoCheckout } from './env-command.js';
 export { formatEnvReport, verdict } from './format-env.js';
 export { runPoolList, formatPoolList } from './pool-command.js';
 export type { PoolListOptions, PoolListReport, PoolListRow } from './pool-command.js';

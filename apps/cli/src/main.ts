@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { describeError, isEnvgenError } from '@envgen/core';
 import { createContext } from './context.js';
 import type { GlobalOptions } from './context.js';
+import { formatCheckReport, runCheck } from './check-command.js';
 import { runEnv } from './env-command.js';
 import { formatEnvReport, verdict } from './format-env.js';
 import { formatPoolList, runPoolList } from './pool-command.js';
@@ -65,6 +66,38 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
           if (options.json) io.stderr(`${verdict(report)}\n`);
           setExit(EXIT.failed);
         }
+      } finally {
+        progress.stop();
+      }
+    });
+
+  addGlobalOptions(
+    program
+      .command('check')
+      .description('Check a bug bundle made anywhere against a clean checkout: the seven consistency checks of DESIGN.md, each with its evidence.')
+      .argument('<bundle>', 'bundle directory (bug_inject.diff, test_weaken.diff, test_files.txt, test_script.sh, test_parser.py)')
+      .requiredOption('--repo <repo>', 'the repo the bundle was made for: owner/name[@ref], a git URL, a local directory, or debian:SOURCE[=VERSION]')
+      .option('--min-clean-passing <n>', 'tests that must pass on the clean repo (default 1)', parseCount)
+      .option('--min-source-files <n>', 'source files the bug must change (default 1)', parseCount)
+      .option('--min-broken <n>', 'clean-passing tests the bug must break (default 1)', parseCount),
+  )
+    .addHelpText(
+      'after',
+      '\nThe test script runs with the repo root as its working directory, in the sandbox.\nExit code: 0 when every check passes, 1 when one fails, 2 on bad usage.\n\nExamples:\n  $ envgen check ./bundles/toolz-groupby --repo debian:toolz\n  $ envgen check ./bundle --repo ./my-project --min-broken 2 --json',
+    )
+    .action(async (bundle: string, options: GlobalOptions & { repo: string; minCleanPassing?: number; minSourceFiles?: number; minBroken?: number }) => {
+      const { settings, logger } = createContext(options, io.env);
+      const progress = createProgress({ quiet: options.json === true });
+      try {
+        const thresholds = {
+          ...(options.minCleanPassing === undefined ? {} : { minCleanPassing: options.minCleanPassing }),
+          ...(options.minSourceFiles === undefined ? {} : { minSourceFiles: options.minSourceFiles }),
+          ...(options.minBroken === undefined ? {} : { minBroken: options.minBroken }),
+        };
+        const report = await runCheck({ bundle, repo: options.repo, thresholds }, settings, logger, progress);
+        progress.stop();
+        io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatCheckReport(report)}\n`);
+        if (!report.passed) setExit(EXIT.failed);
       } finally {
         progress.stop();
       }

@@ -1,0 +1,147 @@
+import { ERROR_CODES, EnvgenError } from '@envgen/core';
+import type { Profile } from '@envgen/repo';
+
+/** Prefix of the one line test_script.sh prints per test; a JSON object follows it. */
+export const RESULT_MARKER = 'ENVGEN-TEST ';
+
+function quoteShellWord(word: string): string {
+  return /^[A-Za-z0-9_./:=,+@%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'"'"'`)}'`;
+}
+
+// A pytest plugin passed to pytest.main: one marker line per test with its node id as JSON,
+// so ids with spaces, brackets, " - " or non-ASCII survive. It writes to a duplicate of the
+// original stdout, which pytest's output capturing does not redirect.
+const REPORTER = `import json, os, sys
+import pytest
+
+_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+
+
+def _emit(nodeid, outcome):
+    _out.write("\\n${RESULT_MARKER}" + json.dumps({"nodeid": nodeid, "outcome": outcome}) + "\\n")
+    _out.flush()
+
+
+class EnvgenReporter:
+    def __init__(self):
+        self.outcomes = {}
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call":
+            outcome = "failed" if report.failed else "skipped" if report.skipped else "passed"
+        elif report.failed:
+            outcome = "failed"
+        elif report.skipped:
+            outcome = "skipped"
+        else:
+            return
+        if self.outcomes.get(report.nodeid) != "failed":
+            self.outcomes[report.nodeid] = outcome
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        outcome = self.outcomes.pop(nodeid, None)
+        if outcome is not None:
+            _emit(nodeid, outcome)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            _emit(report.nodeid, "failed")
+
+
+sys.exit(pytest.main(sys.argv[1:], plugins=[EnvgenReporter()]))
+`;
+
+/**
+ * test_script.sh for a profile. Run it with the repository root as the working directory (the
+ * bundle lives outside the repo): `cd REPO && bash /path/to/test_script.sh`. It sets the
+ * profile's environment, runs its install steps, then the profile's pytest command (its test
+ * arguments and deselected tests, no cache, no tracebacks) with a small reporter plugin that
+ * prints one line per test: `ENVGEN-TEST {"nodeid": "...", "outcome": "passed|failed|skipped"}`.
+ * pytest's `-rA` summary is not used: its SKIPPED lines name `file:line`, not node ids, and its
+ * ` - message` suffix is ambiguous with parameter ids holding " - ". Outcomes: a failure in
+ * setup, call or teardown is `failed` (errors count as failed), skips and xfails are `skipped`
+ * (as in envgen's baseline), an xpass is `passed` (or `failed` when strict), and a file that
+ * cannot be collected is reported as `failed` under its own node id (its tests are gone).
+ */
+export function makeTestScript(profile: Profile): string {
+  const exports = Object.entries({ ...profile.env, PYTHONDONTWRITEBYTECODE: '1' }).map(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new EnvgenError(ERROR_CODES.configInvalid, `The profile's environment variable name ${JSON.stringify(name)} is not a shell name: fix the profile's env.`);
+    }
+    return `export ${name}=${quoteShellWord(value)}`;
+  });
+  const argv = [
+    profile.python,
+    '-c',
+    '"$ENVGEN_REPORTER"',
+    '-p',
+    'no:cacheprovider',
+    '-q',
+    '--tb=no',
+    '--color=no',
+    '--continue-on-collection-errors',
+    ...profile.deselect.map((nodeId) => `--deselect=${nodeId}`),
+    ...profile.testArgs,
+  ].map((word) => (word === '"$ENVGEN_REPORTER"' ? word : quoteShellWord(word)));
+  return [
+    '#!/bin/bash',
+    '# Made by envgen. Runs the tests from the repository root: cd REPO && bash /path/to/test_script.sh',
+    `# Prints one line per test: ${RESULT_MARKER}{"nodeid": "...", "outcome": "passed|failed|skipped"}`,
+    'set -u',
+    ...exports,
+    ...profile.install,
+    "ENVGEN_REPORTER=$(cat <<'ENVGEN_REPORTER_EOF'",
+    REPORTER.trimEnd(),
+    'ENVGEN_REPORTER_EOF',
+    ')',
+    `exec ${argv.join(' ')}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * test_parser.py: standalone (Python standard library only). Reads test_script.sh's output on
+ * stdin and prints one JSON object `{"<node id>": "passed" | "failed" | "skipped"}` (keys sorted).
+ * Only the marker lines count, wherever they sit in a line; anything else is ignored.
+ */
+export function makeTestParser(): string {
+  return `#!/usr/bin/env python3
+"""Made by envgen. Reads test_script.sh's output on stdin, prints {"<test id>": "passed" | "failed" | "skipped"}.
+
+test_script.sh prints one line per test: ${RESULT_MARKER}{"nodeid": ..., "outcome": ...}. Errors are
+already "failed", skips and xfails "skipped". A test reported twice keeps "failed" if either was.
+"""
+import json
+import sys
+
+MARKER = ${JSON.stringify(RESULT_MARKER)}
+OUTCOMES = ("passed", "failed", "skipped")
+
+
+def parse(text):
+    results = {}
+    for line in text.splitlines():
+        at = line.find(MARKER)
+        if at < 0:
+            continue
+        try:
+            entry = json.loads(line[at + len(MARKER):])
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        nodeid, outcome = entry.get("nodeid"), entry.get("outcome")
+        if isinstance(nodeid, str) and outcome in OUTCOMES and results.get(nodeid) != "failed":
+            results[nodeid] = outcome
+    return results
+
+
+def main():
+    text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    sys.stdout.write(json.dumps(parse(text), sort_keys=True) + "\\n")
+
+
+if __name__ == "__main__":
+    main()
+`;
+}
