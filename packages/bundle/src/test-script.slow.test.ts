@@ -1,0 +1,58 @@
+import { rm } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { detectProfile } from '@envgen/repo';
+import { createSandboxProvider } from '@envgen/sandbox';
+import { createBundleRunner } from './bundle-runner.js';
+import { CALC_REPO, writeTree } from './test-fixtures.js';
+import { makeTestParser, makeTestScript } from './test-script.js';
+
+const trees: string[] = [];
+afterAll(async () => {
+  for (const tree of trees) await rm(tree, { recursive: true, force: true });
+});
+
+describe('test_script.sh and test_parser.py', () => {
+  it('report every real pytest outcome by node id, ids with spaces, brackets and " - " included', async () => {
+    const repo = await writeTree({
+      ...CALC_REPO,
+      'tests/test_broken.py': 'def test_never(:\n    pass\n',
+      'tests/test_more.py': 'import pytest\n\n\n@pytest.mark.xfail(strict=True)\ndef test_strict_xpass():\n    pass\n\n\ndef test_teardown_error(request):\n    request.addfinalizer(lambda: 1 / 0)\n\n\ndef test_fails():\n    assert 1 == 2\n',
+    });
+    trees.push(repo);
+    const profile = { ...(await detectProfile(repo)), env: { CALC_MODE: "it's fine" } };
+    const runner = await createBundleRunner({
+      bundle: { 'bug_inject.diff': '', 'test_weaken.diff': '', 'test_files.txt': '', 'test_script.sh': makeTestScript(profile), 'test_parser.py': makeTestParser() },
+      worktree: repo,
+      python: profile.python,
+      sandboxProvider: createSandboxProvider('local'),
+      limits: { scriptTimeoutMs: 60_000, parserTimeoutMs: 30_000, maxOutputBytes: 1024 ** 2 },
+    });
+    try {
+      const run = await runner.run('clean', []);
+      expect(run).toEqual({
+        ok: true,
+        label: 'clean',
+        seconds: expect.any(Number),
+        results: {
+          'tests/test_broken.py': 'failed',
+          'tests/test_fmt.py::test_scale': 'passed',
+          'tests/test_fmt.py::test_show_sum': 'passed',
+          'tests/test_more.py::test_fails': 'failed',
+          'tests/test_more.py::test_strict_xpass': 'failed',
+          'tests/test_more.py::test_teardown_error': 'failed',
+          'tests/test_ops.py::TestClamp::test_edges': 'passed',
+          'tests/test_ops.py::TestClamp::test_inside': 'passed',
+          'tests/test_ops.py::test_add': 'passed',
+          'tests/test_ops.py::test_add_cases[one plus two]': 'passed',
+          'tests/test_ops.py::test_add_cases[x - y [z]]': 'passed',
+          'tests/test_ops.py::test_fixture_error': 'failed',
+          'tests/test_ops.py::test_known_bug': 'skipped',
+          'tests/test_ops.py::test_mul': 'passed',
+          'tests/test_ops.py::test_skipped': 'skipped',
+        },
+      });
+    } finally {
+      await runner.close();
+    }
+  });
+});
