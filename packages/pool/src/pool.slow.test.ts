@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPool } from './pool.js';
-import { makeSyntheticBundle, makeSyntheticInstance } from './synthetic.test-support.js';
+import { makeSyntheticBundle, makeSyntheticInstance, scratchBase } from './synthetic.test-support.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const SOURCES = fileURLToPath(new URL('.', import.meta.url));
@@ -171,8 +171,7 @@ describe('pool across processes', () => {
   });
 
   it('streams 20k instances with flat memory', () => {
-    // tmpfs when there is one: the test is about the listing, and this disk creates files slowly.
-    const home = makeHome(existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+    const home = makeHome(scratchBase());
     const pool = openPool(home);
     const total = 20_000;
     const passToPass = Array.from({ length: 80 }, (_, n) => `tests/test_core.py::TestCore::test_behaviour_number_${n}`);

@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,13 +7,13 @@ import { BUNDLE_FILE_NAMES, isEnvgenError } from '@envgen/core';
 import { hashPatch, openPool } from './pool.js';
 import type { Pool } from './pool.js';
 import { SCHEMA_VERSION } from './schema.js';
-import { makeSyntheticBundle, makeSyntheticInstance } from './synthetic.test-support.js';
+import { makeSyntheticBundle, makeSyntheticInstance, scratchBase } from './synthetic.test-support.js';
 
 const homes: string[] = [];
 const pools: Pool[] = [];
 
 function freshPool(): { home: string; pool: Pool } {
-  const home = mkdtempSync(join(tmpdir(), 'envgen-pool-'));
+  const home = mkdtempSync(join(scratchBase(), 'envgen-pool-'));
   homes.push(home);
   const pool = openPool(home);
   pools.push(pool);

@@ -277,28 +277,36 @@ class SqlitePool implements Pool {
     return row === undefined ? undefined : { reason: row.reason, detail: row.detail, rejectedAt: row.rejected_at };
   }
 
-  /**
-   * Removes what killed writers left behind: staging directories of dead processes, and
-   * bundle directories whose row never committed. Candidates are found without a lock and
-   * confirmed under the write lock, so a live writer between its rename and its commit is safe.
-   */
-  sweepOrphans(): void {
-    const orphans: string[] = [];
-    let abandoned = 0;
+  /** Names in the bundles directory, read as a stream so a large pool is never listed at once. */
+  private *bundleNames(): Generator<string> {
     const dir = opendirSync(this.bundlesDir);
     try {
-      for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
-        if (isStaging(entry.name)) {
-          if (isAbandonedStaging(entry.name)) {
-            rmSync(join(this.bundlesDir, entry.name), { recursive: true, force: true });
-            abandoned += 1;
-          }
-        } else if (!this.hasInstance(entry.name)) {
-          orphans.push(entry.name);
-        }
-      }
+      for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) yield entry.name;
     } finally {
       dir.closeSync();
+    }
+  }
+
+  /**
+   * Removes what killed writers left behind: staging directories of dead processes, and
+   * bundle directories whose row never committed. Every row has its directory, so when the
+   * directories are as many as the rows there is no orphan and no per-name lookup is needed.
+   * Orphans are found without a lock and confirmed under the write lock, so a live writer
+   * between its rename and its commit is safe.
+   */
+  sweepOrphans(): void {
+    let abandoned = 0;
+    let bundles = 0;
+    for (const name of this.bundleNames()) {
+      if (!isStaging(name)) bundles += 1;
+      else if (isAbandonedStaging(name)) {
+        rmSync(join(this.bundlesDir, name), { recursive: true, force: true });
+        abandoned += 1;
+      }
+    }
+    const orphans: string[] = [];
+    if (bundles > this.count()) {
+      for (const name of this.bundleNames()) if (!isStaging(name) && !this.hasInstance(name)) orphans.push(name);
     }
     if (orphans.length > 0) {
       this.db

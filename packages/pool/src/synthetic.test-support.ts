@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { makeInstanceId } from '@envgen/core';
 import type { BundleFiles, Instance } from '@envgen/core';
 
@@ -39,4 +41,12 @@ export function makeSyntheticBundle(instance: Instance): BundleFiles {
     'test_script.sh': `#!/bin/sh\n# ${instance.instance_id}\npython -m pytest -rA\n`,
     'test_parser.py': `# ${instance.instance_id}\nimport json, sys\nprint(json.dumps({}))\n`,
   };
+}
+
+/**
+ * Where test pools go: tmpfs when there is one. The tests are about the index and the
+ * listing; on this machine's disk each bundle directory costs ~5-10 ms to create.
+ */
+export function scratchBase(): string {
+  return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 }
