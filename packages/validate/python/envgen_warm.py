@@ -1,7 +1,7 @@
 """envgen's warm pytest server: imports pytest (and the suite's outside modules) once, then
 forks one child per run, so each run skips interpreter start-up and those imports.
 
-Started inside the sandbox as ``python -m envgen_warm SOCKET`` with the worktree as the
+Started inside the sandbox as ``python -m envgen_warm SOCKET [--own-pid-namespace]`` with the worktree as the
 working directory (so ``sys.path`` is exactly that of ``python -m pytest``). It listens on a
 Unix socket in a read-write mount and answers JSON lines, one request at a time:
 
@@ -40,6 +40,8 @@ import time
 import pytest
 
 _LINE_LIMIT = 1 << 20
+# Set by ``--own-pid-namespace``: the host knows the sandbox is a bubblewrap jail.
+_OWN_PID_NAMESPACE = False
 
 
 def _inside(path, root):
@@ -169,12 +171,37 @@ def _run(request, root):
     except OSError:
         pass
     answer = _wait(pid, float(request["timeout"]))
-    # Whatever the child left in its group (daemons, grandchildren) goes with it.
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    _kill_others()
     return answer
+
+
+def _kill_others():
+    """In a bubblewrap jail of its own (the server is pid 2 under bwrap's init), kills every
+    other process: nothing a run started (grandchildren, daemons that left the child's
+    group) outlives it to touch the tree while the host restores it. Elsewhere (docker,
+    no sandbox) only the child's process group is killed."""
+    if not _OWN_PID_NAMESPACE or os.getpid() != 2 or os.getppid() != 1:
+        return
+    keep = {1, os.getpid()}
+    for _ in range(3):
+        others = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in keep]
+        if not others:
+            return
+        for other in others:
+            try:
+                os.kill(other, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for other in others:
+            try:
+                os.waitpid(other, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.005)
 
 
 _REWRITTEN = {}
@@ -273,8 +300,10 @@ def _scratch_cleanup():
 
 
 def main():
+    global _OWN_PID_NAMESPACE
     root = os.path.realpath(os.getcwd())
     path = sys.argv[1]
+    _OWN_PID_NAMESPACE = "--own-pid-namespace" in sys.argv[2:]
     _install_rewrite_cache()
     _install_code_cache()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -6,7 +6,7 @@ import type { Verdict } from '@envgen/core';
 import { openPytestSandbox, runPytest } from '@envgen/testrun';
 import { copyTree, hostPath, resolveCandidateFiles } from './tree.js';
 import type { ValidationContext, ValidationInput } from './types.js';
-import { candidateTimeoutMs, verdictOfRun } from './verdict.js';
+import { candidateLimits, verdictOfRun } from './verdict.js';
 
 /** Options of {@link validateReference}: the shared context and one candidate. */
 export interface ValidateReferenceOptions extends ValidationContext, ValidationInput {}
@@ -14,8 +14,8 @@ export interface ValidateReferenceOptions extends ValidationContext, ValidationI
 /**
  * SWE-smith's way, the yardstick the fast validator must match: a fresh copy of the clean
  * tree, the mutated files written into it, a fresh sandbox, the full suite, and the results
- * compared with the baseline. A run past the time limit is rejected `timeout`; one that
- * crashes is rejected `crashed`.
+ * compared with the baseline. A run past its limit, or a stable test past the per-test
+ * limit, is rejected `timeout`; a run that crashes is rejected `crashed`.
  */
 export async function validateReference(options: ValidateReferenceOptions): Promise<Verdict> {
   const logger = options.logger ?? silentLogger;
@@ -28,8 +28,9 @@ export async function validateReference(options: ValidateReferenceOptions): Prom
     for (const file of resolved.files) await writeFile(hostPath(tree, file.path), file.after);
     const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
     try {
-      const timeoutMs = options.timeoutMs ?? candidateTimeoutMs(options.profile, options.baseline);
-      const run = await runPytest(target, options.profile, { timeoutMs, logger });
+      const limits = options.limits ?? candidateLimits(options.profile, options.baseline);
+      const profile = { ...options.profile, testTimeoutMs: limits.testTimeoutMs };
+      const run = await runPytest(target, profile, { timeoutMs: limits.timeoutMs, logger });
       return verdictOfRun(options.baseline, run);
     } finally {
       await target.close();

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
-import { lstat, mkdir, readdir, readFile, realpath } from 'node:fs/promises';
-import { join, posix } from 'node:path';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, realpath } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
+import { EnvgenError } from '@envgen/core';
 import type { MutatedFile } from './types.js';
 
 const execFileAsync = promisify(execFile);
@@ -95,4 +97,21 @@ export function diffSnapshots(before: ReadonlyMap<string, EntryStamp>, after: Re
 /** Host path of a repo-relative path (already checked by {@link resolveCandidateFiles}). */
 export function hostPath(root: string, path: string): string {
   return join(root, ...path.split('/'));
+}
+
+/**
+ * Overwrites a regular file in place (same inode) without following a symlink, in its
+ * real directory: code that ran in the tree may have replaced the file or a directory
+ * above it with a link to somewhere outside.
+ */
+export async function overwriteFile(path: string, content: string): Promise<void> {
+  if ((await realpath(dirname(path))) !== dirname(path)) {
+    throw new EnvgenError('path-escape', `${dirname(path)} is no longer a plain directory of the tree; rebuild the tree copy.`);
+  }
+  const handle = await open(path, constants.O_WRONLY | constants.O_TRUNC | constants.O_NOFOLLOW);
+  try {
+    await handle.writeFile(content);
+  } finally {
+    await handle.close();
+  }
 }

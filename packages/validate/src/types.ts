@@ -2,6 +2,7 @@ import type { Candidate, Logger, Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import type { Baseline } from '@envgen/testrun';
+import type { CandidateLimits } from './verdict.js';
 
 /** One file of a candidate as the bug leaves it: repo-relative path and whole new content. */
 export interface MutatedFile {
@@ -26,11 +27,8 @@ export interface ValidationContext {
   profile: Profile;
   baseline: Baseline;
   sandboxProvider: SandboxProvider;
-  /**
-   * Wall-clock limit of one candidate's full suite; a run past it is rejected `timeout`
-   * (default {@link candidateTimeoutMs}).
-   */
-  timeoutMs?: number;
+  /** Time limits of one candidate's run (default: `candidateLimits(profile, baseline)`). */
+  limits?: CandidateLimits;
   logger?: Logger;
 }
 

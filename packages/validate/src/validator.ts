@@ -12,7 +12,7 @@ import { validateReference } from './reference.js';
 import { resolveCandidateFiles } from './tree.js';
 import type { ChangedFile } from './tree.js';
 import type { ValidationInput, ValidationOutcome, Validator, ValidatorOptions } from './types.js';
-import { candidateTimeoutMs, splitOutcomes, stablePassing, verdictOfRun, verdictOfSets, verdictOfStatus } from './verdict.js';
+import { candidateLimits, judgeResults, stablePassing, verdictOfRun, verdictOfStatus } from './verdict.js';
 import { startWarmWorker } from './warm-worker.js';
 import type { WarmWorker } from './warm-worker.js';
 import type { SuiteAnalysis } from './warm-server.js';
@@ -71,10 +71,12 @@ function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results:
  */
 export async function createValidator(options: ValidatorOptions): Promise<Validator> {
   const logger = options.logger ?? silentLogger;
-  const timeoutMs = options.timeoutMs ?? candidateTimeoutMs(options.profile, options.baseline);
+  const limits = options.limits ?? candidateLimits(options.profile, options.baseline);
+  const { timeoutMs } = limits;
   const concurrency = Math.max(1, options.concurrency ?? availableParallelism());
   const entities = await readSourceEntities(options.worktree, options.profile.sourceFiles);
-  const workerOptions = { worktree: options.worktree, profile: options.profile, provider: options.sandboxProvider, logger };
+  const profile = { ...options.profile, testTimeoutMs: limits.testTimeoutMs };
+  const workerOptions = { worktree: options.worktree, profile, provider: options.sandboxProvider, logger };
 
   const workers: WarmWorker[] = [];
   const closeAll = async (): Promise<void> => {
@@ -103,25 +105,29 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   }
 
   const reference = async (input: ValidationInput, why: string, started: number): Promise<ValidationOutcome> => {
-    const verdict = await validateReference({ ...options, timeoutMs, candidate: input.candidate, files: input.files });
+    const verdict = await validateReference({ ...options, limits, candidate: input.candidate, files: input.files });
     return { verdict, mode: 'reference', why, testsRun: Object.keys(options.baseline.results).length, seconds: (performance.now() - started) / 1000 };
   };
 
   const runSuite = async (worker: WarmWorker, files: ChangedFile[], why: string, started: number): Promise<ValidationOutcome> => {
-    const run = await worker.runWith(files, { timeoutMs });
+    const { run } = await worker.runWith(files, { timeoutMs });
     return { verdict: verdictOfRun(options.baseline, run), mode: 'suite', why, testsRun: Object.keys(run.results).length, seconds: (performance.now() - started) / 1000 };
   };
 
   const runCovering = async (worker: WarmWorker, files: ChangedFile[], plan: Extract<RunPlan, { mode: 'covering' }>, started: number): Promise<ValidationOutcome> => {
     const done = (verdict: Verdict, testsRun: number): ValidationOutcome => ({ verdict, mode: 'covering', why: plan.why, testsRun, seconds: (performance.now() - started) / 1000 });
-    if (plan.tests.length === 0) return done(verdictOfSets(splitOutcomes(facts.plan.stable, {}, new Set())), 0);
-    const run = await worker.runWith(files, { timeoutMs, nodeIds: plan.tests });
+    if (plan.tests.length === 0) return done(judgeResults(facts.plan.stable, {}, new Set()), 0);
+    const { run, treeChanged } = await worker.runWith(files, { timeoutMs, nodeIds: plan.tests });
     if (run.status === 'timeout') return done(verdictOfStatus(run.status, run.seconds, run.output) as Verdict, plan.tests.length);
+    // Whatever the covering tests could not show alone goes to the suite: a crash, a test
+    // missing, a run near the limit, or files left in the tree for later tests to see.
     const missing = plan.tests.filter((nodeId) => run.results[nodeId] === undefined);
-    if (run.status !== 'completed' || missing.length > 0 || run.seconds > (timeoutMs / 1000) * COVERING_SHARE_OF_LIMIT) {
-      return runSuite(worker, files, `${plan.why}; covering run ${run.status}${missing.length > 0 ? `, ${missing.length} tests missing` : ''}`, started);
+    const slow = run.seconds > (timeoutMs / 1000) * COVERING_SHARE_OF_LIMIT;
+    if (run.status !== 'completed' || missing.length > 0 || slow || treeChanged) {
+      const because = run.status !== 'completed' ? run.status : missing.length > 0 ? `${missing.length} tests missing` : slow ? 'near the limit' : 'changed the tree';
+      return runSuite(worker, files, `${plan.why}; covering run ${because}`, started);
     }
-    return done(verdictOfSets(splitOutcomes(facts.plan.stable, run.results, new Set(plan.tests))), plan.tests.length);
+    return done(judgeResults(facts.plan.stable, run.results, new Set(plan.tests)), plan.tests.length);
   };
 
   const validateOn = async (worker: WarmWorker, input: ValidationInput): Promise<ValidationOutcome> => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Baseline } from '@envgen/testrun';
-import { splitOutcomes, stablePassing, verdictOfRun } from './verdict.js';
+import { candidateLimits, judgeResults, splitOutcomes, stablePassing, verdictOfRun } from './verdict.js';
+import type { Profile } from '@envgen/repo';
 
 const baseline: Baseline = {
   commit: 'c',
@@ -31,6 +32,18 @@ describe('verdicts', () => {
   it('takes tests a restricted run did not observe as passing', () => {
     const results = { 't::b': { outcome: 'failed' as const, duration: 0 } };
     expect(splitOutcomes(stablePassing(baseline), results, new Set(['t::b']))).toEqual({ failToPass: ['t::b'], passToPass: ['t::a', 't::c'] });
+  });
+
+  it('rejects a stable test stopped at the per-test limit as a timeout, wherever it ran', () => {
+    const results = { 't::a': { outcome: 'failed' as const, duration: 10, timedOut: true as const }, 't::b': { outcome: 'failed' as const, duration: 0 } };
+    expect(judgeResults(stablePassing(baseline), results)).toMatchObject({ kind: 'rejected', reason: 'timeout' });
+    expect(judgeResults(stablePassing(baseline), results, new Set(['t::b']))).toMatchObject({ kind: 'instance', failToPass: ['t::b'] });
+  });
+
+  it('derives limits from the baseline within the profile', () => {
+    const profile = { timeoutMs: 600_000, testTimeoutMs: 120_000 } as Profile;
+    expect(candidateLimits(profile, { ...baseline, suiteSeconds: [2, 15] })).toEqual({ timeoutMs: 150_000, testTimeoutMs: 30_000 });
+    expect(candidateLimits({ ...profile, timeoutMs: 5_000, testTimeoutMs: 1_000 }, baseline)).toEqual({ timeoutMs: 5_000, testTimeoutMs: 1_000 });
   });
 
   it('rejects timeouts and crashes before looking at results', () => {

@@ -2,19 +2,36 @@ import type { Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { Baseline, TestResult, TestRun } from '@envgen/testrun';
 
-const MIN_TIMEOUT_MS = 60_000;
+const MIN_SUITE_TIMEOUT_MS = 120_000;
 const SUITE_TIMEOUT_FACTOR = 10;
+const MIN_TEST_TIMEOUT_MS = 30_000;
+const TEST_TIMEOUT_FACTOR = 20;
 const OUTPUT_DETAIL_CHARS = 1000;
 
+/** The time limits of one candidate's run; both validation paths use the same. */
+export interface CandidateLimits {
+  /** Wall-clock limit of the whole run; past it the candidate is rejected `timeout`. */
+  timeoutMs: number;
+  /** Per-test limit; a stable test stopped at it makes the candidate `timeout` too. */
+  testTimeoutMs: number;
+}
+
 /**
- * The default wall-clock limit of one candidate's suite: ten times the slowest clean suite
- * of the baseline, at least 60 s, at most the profile's limit. A bug that makes a test hang
- * costs this much on both paths, so it is derived from the repo rather than the profile's
- * generous default.
+ * The default limits, derived from the baseline rather than the profile's generous
+ * defaults (a bug that makes a test hang costs this much on both paths): the run gets ten
+ * times the slowest clean suite, at least 120 s; each test twenty times the slowest clean
+ * test, at least 30 s; neither more than the profile allows. The floors are generous
+ * because the limits are wall-clock: on a loaded machine a clean test can stall for
+ * seconds, and a limit that noise can reach gives verdicts that noise can flip. A per-test limit is measured
+ * per test, so a run of only some tests reaches it exactly when the full suite does.
  */
-export function candidateTimeoutMs(profile: Profile, baseline: Baseline): number {
-  const slowest = Math.max(0, ...baseline.suiteSeconds) * 1000;
-  return Math.min(profile.timeoutMs, Math.max(MIN_TIMEOUT_MS, Math.round(slowest * SUITE_TIMEOUT_FACTOR)));
+export function candidateLimits(profile: Profile, baseline: Baseline): CandidateLimits {
+  const slowestSuite = Math.max(0, ...baseline.suiteSeconds) * 1000;
+  const slowestTest = Math.max(0, ...Object.values(baseline.results).map((result) => result.duration)) * 1000;
+  return {
+    timeoutMs: Math.min(profile.timeoutMs, Math.max(MIN_SUITE_TIMEOUT_MS, Math.round(slowestSuite * SUITE_TIMEOUT_FACTOR))),
+    testTimeoutMs: Math.min(profile.testTimeoutMs, Math.max(MIN_TEST_TIMEOUT_MS, Math.round(slowestTest * TEST_TIMEOUT_FACTOR))),
+  };
 }
 
 /** Node ids that passed on the clean repo and are not flaky: the only F2P/P2P candidates, in run order. */
@@ -51,8 +68,21 @@ export function splitOutcomes(
   return { failToPass: failToPass.sort(), passToPass: passToPass.sort() };
 }
 
-/** The verdict of F2P/P2P sets: an instance needs at least one of each. */
-export function verdictOfSets(sets: { failToPass: string[]; passToPass: string[] }): Verdict {
+/**
+ * The verdict of a run's results (see {@link splitOutcomes}): `timeout` when a stable test
+ * was stopped at the per-test limit, else an instance with at least one FAIL_TO_PASS and
+ * one PASS_TO_PASS test.
+ */
+export function judgeResults(
+  stable: readonly string[],
+  results: Readonly<Record<string, TestResult>>,
+  observed?: ReadonlySet<string>,
+): Verdict {
+  const stopped = stable.filter((nodeId) => results[nodeId]?.timedOut === true && (observed === undefined || observed.has(nodeId)));
+  if (stopped.length > 0) {
+    return { kind: 'rejected', reason: 'timeout', detail: `${stopped.length} test(s) ran past the per-test limit, e.g. ${stopped[0] ?? ''}` };
+  }
+  const sets = splitOutcomes(stable, results, observed);
   if (sets.failToPass.length === 0) {
     return { kind: 'rejected', reason: 'no-failing-test', detail: 'no test that passes on the clean repo fails with the bug' };
   }
@@ -68,7 +98,7 @@ export function verdictOfStatus(status: TestRun['status'], seconds: number, outp
     case 'completed':
       return null;
     case 'timeout':
-      return { kind: 'rejected', reason: 'timeout', detail: `the suite ran past its limit (${seconds.toFixed(1)} s)` };
+      return { kind: 'rejected', reason: 'timeout', detail: `the run passed its limit (${seconds.toFixed(1)} s)` };
     case 'crashed':
     case 'interrupted':
       return { kind: 'rejected', reason: 'crashed', detail: `pytest ${status}: ${output.slice(-OUTPUT_DETAIL_CHARS)}` };
@@ -77,7 +107,7 @@ export function verdictOfStatus(status: TestRun['status'], seconds: number, outp
 
 /** The verdict of a full-suite run with the bug, compared with the baseline. */
 export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'results' | 'seconds' | 'output'>): Verdict {
-  return verdictOfStatus(run.status, run.seconds, run.output) ?? verdictOfSets(splitOutcomes(stablePassing(baseline), run.results));
+  return verdictOfStatus(run.status, run.seconds, run.output) ?? judgeResults(stablePassing(baseline), run.results);
 }
 
 /**

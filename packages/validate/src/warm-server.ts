@@ -155,7 +155,11 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
   env['PYTHONPATH'] = `${env['PYTHONPATH'] ?? ''}:${SANDBOX_WARM_DIR}`;
   let ended: ExecResult | null = null;
   const serverDone = sandbox
-    .exec([profile.python, '-m', 'envgen_warm', `${SANDBOX_OUT_DIR}/${SOCKET_NAME}`], { env, limits: { timeoutMs: SERVER_LIFETIME_MS } })
+    .exec(
+      // Only a bubblewrap jail gives the server a pid namespace of its own to clean up after each run.
+      [profile.python, '-m', 'envgen_warm', `${SANDBOX_OUT_DIR}/${SOCKET_NAME}`, ...(sandbox.kind === 'local' ? ['--own-pid-namespace'] : [])],
+      { env, limits: { timeoutMs: SERVER_LIFETIME_MS } },
+    )
     .then(
       (result) => {
         ended = result;

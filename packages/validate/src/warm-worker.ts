@@ -1,10 +1,10 @@
-import { lstat, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { copyTree, diffSnapshots, hostPath, snapshotTree, stampPath } from './tree.js';
+import { copyTree, diffSnapshots, hostPath, overwriteFile, snapshotTree, stampPath } from './tree.js';
 import type { ChangedFile, EntryStamp } from './tree.js';
 import { startWarmServer } from './warm-server.js';
 import type { WarmRun, WarmRunOptions, WarmServer } from './warm-server.js';
@@ -25,8 +25,12 @@ export interface WarmWorkerOptions {
  * restarted, so the next candidate starts from the clean tree exactly as a fresh copy would.
  */
 export interface WarmWorker {
-  /** Runs with `files` written into the tree; the tree is clean again when it resolves. */
-  runWith(files: readonly ChangedFile[], options: WarmRunOptions): Promise<WarmRun>;
+  /**
+   * Runs with `files` written into the tree; the tree is clean again when it resolves.
+   * `treeChanged` tells that the run left something else changed in the tree (a state the
+   * next test of a full suite would have seen).
+   */
+  runWith(files: readonly ChangedFile[], options: WarmRunOptions): Promise<{ run: WarmRun; treeChanged: boolean }>;
   /** Runs on the clean tree. */
   run(options: WarmRunOptions): Promise<WarmRun>;
   /** Imports modules in the server (kept across restarts); returns those that came from the worktree. */
@@ -62,19 +66,20 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
     throw error;
   }
 
-  const checkTree = async (): Promise<void> => {
+  const checkTree = async (): Promise<boolean> => {
     const changed = diffSnapshots(clean, await snapshotTree(tree));
-    if (changed.length > 0) {
-      options.logger.debug('a run changed the tree; rebuilding the copy', { changed: changed.slice(0, 5) });
-      await reset();
-    }
+    if (changed.length === 0) return false;
+    options.logger.debug('a run changed the tree; rebuilding the copy', { changed: changed.slice(0, 5) });
+    await reset();
+    return true;
   };
 
   return {
     async runWith(files, runOptions) {
+      let run: WarmRun;
       try {
-        for (const file of files) await writeFile(hostPath(tree, file.path), file.after);
-        return await server.run(runOptions);
+        for (const file of files) await overwriteFile(hostPath(tree, file.path), file.after);
+        run = await server.run(runOptions);
       } finally {
         // Restore in place only over regular files: anything else means the run replaced them.
         let replaced = false;
@@ -82,21 +87,17 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
           const path = hostPath(tree, file.path);
           const stats = await lstat(path).catch(() => null);
           if (stats === null || !stats.isFile()) replaced = true;
-          else await writeFile(path, file.before);
+          else await overwriteFile(path, file.before).catch(() => (replaced = true));
         }
         if (replaced) await reset();
-        else {
-          for (const file of files) clean.set(file.path, await stampPath(hostPath(tree, file.path)));
-          await checkTree();
-        }
+        else for (const file of files) clean.set(file.path, await stampPath(hostPath(tree, file.path)));
       }
+      return { run, treeChanged: await checkTree() };
     },
     async run(runOptions) {
-      try {
-        return await server.run(runOptions);
-      } finally {
-        await checkTree();
-      }
+      const run = await server.run(runOptions);
+      await checkTree();
+      return run;
     },
     async preload(modules) {
       const answer = await server.preload(modules);

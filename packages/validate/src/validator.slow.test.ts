@@ -1,0 +1,213 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Candidate } from '@envgen/core';
+import type { Profile } from '@envgen/repo';
+import { createSandboxProvider } from '@envgen/sandbox';
+import { buildBaseline } from '@envgen/testrun';
+import type { Baseline } from '@envgen/testrun';
+import { validateReference } from './reference.js';
+import type { ValidationInput, ValidationOutcome, Validator } from './types.js';
+import { createValidator } from './validator.js';
+import { sameVerdict } from './verdict.js';
+
+const CALC = `import os
+
+
+def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    total = 0
+    for _ in range(b):
+        total = add(total, a)
+    return total
+
+
+def spin(n):
+    while n > 0:
+        n -= 1
+    return n
+
+
+def make_table():
+    return {"one": 1, "two": 2}
+
+
+def registry_name(x):
+    return "reg-" + x
+
+
+REGISTERED = registry_name("base")
+
+
+def save(path, text):
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+class Counter:
+    step = 1
+
+    def bump(self, value):
+        return value + self.step
+`;
+
+const FILES: Record<string, string> = {
+  'pkg/__init__.py': '',
+  'pkg/calc.py': CALC,
+  'tests/conftest.py': `import pytest
+from pkg import calc
+
+
+@pytest.fixture(scope="session")
+def table():
+    return calc.make_table()
+`,
+  'tests/test_calc.py': `import os
+from pkg import calc
+
+
+def test_add():
+    assert calc.add(2, 3) == 5
+
+
+def test_mul():
+    assert calc.mul(3, 4) == 12
+
+
+def test_spin():
+    assert calc.spin(3) == 0
+
+
+def test_table_one(table):
+    assert table["one"] == 1
+
+
+def test_table_two(table):
+    assert table["two"] == 2
+
+
+def test_registered():
+    assert calc.REGISTERED == "reg-base"
+
+
+def test_registry_name():
+    assert calc.registry_name("x") == "reg-x"
+
+
+def test_counter():
+    assert calc.Counter().bump(1) == 2
+
+
+def test_save(tmp_path):
+    calc.save(str(tmp_path / "f.txt"), "hi")
+    assert (tmp_path / "f.txt").read_text() == "hi"
+
+
+def test_tree_is_clean():
+    assert not os.path.exists("leak.txt")
+`,
+};
+
+const ALL_TESTS = [
+  'test_add', 'test_mul', 'test_spin', 'test_table_one', 'test_table_two', 'test_registered',
+  'test_registry_name', 'test_counter', 'test_save', 'test_tree_is_clean',
+].map((name) => `tests/test_calc.py::${name}`);
+
+function mutate(name: string, from: string, to: string, path = 'pkg/calc.py'): ValidationInput {
+  if (!CALC.includes(from)) throw new Error(`fixture lacks ${from}`);
+  const candidate: Candidate = { strategy: name, family: 'procedural', seed: 1, patch: '', entities: [], description: name };
+  return { candidate, files: [{ path, after: CALC.replace(from, to) }] };
+}
+
+const CANDIDATES: Record<string, ValidationInput> = {
+  operator: mutate('operator', 'return a + b', 'return a - b'),
+  sharedFixture: mutate('shared fixture', '"two": 2', '"two": 3'),
+  importTime: mutate('import time', '"reg-" + x', '"reg+" + x'),
+  hang: mutate('hang', 'n -= 1', 'n += 1'),
+  classLevel: mutate('class level', 'step = 1', 'step = 2'),
+  leaksIntoTree: mutate('leak', 'open(path, "w")', 'open("leak.txt", "w")'),
+  brokenImport: mutate('broken import', 'import os', 'import os_missing'),
+  unused: mutate('harmless', 'total = 0\n', 'total = 0\n    unused = 1\n'),
+  escapes: mutate('escape', 'return a + b', 'return a - b', '../outside.py'),
+};
+
+const f2p = (...names: string[]): string[] => names.map((name) => `tests/test_calc.py::${name}`).sort();
+
+describe('fast validation agrees with the reference on a fixture full of traps', () => {
+  let root: string;
+  let validator: Validator;
+  let baseline: Baseline;
+  let profile: Profile;
+  const provider = createSandboxProvider('local');
+  const limits = { timeoutMs: 30_000, testTimeoutMs: 2_000 };
+  const fast = new Map<string, ValidationOutcome>();
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-fixture-'));
+    const tree = join(root, 'tree');
+    for (const [path, content] of Object.entries(FILES)) {
+      await mkdir(dirname(join(tree, path)), { recursive: true });
+      await writeFile(join(tree, path), content);
+    }
+    profile = {
+      python: '/usr/bin/python3', env: {}, aptPackages: [], install: [], testArgs: ['tests'], testGlobs: ['tests/**'],
+      sourceFiles: ['pkg/__init__.py', 'pkg/calc.py'], testFiles: ['tests/conftest.py', 'tests/test_calc.py'],
+      deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
+    };
+    baseline = await buildBaseline({ worktree: tree, commit: 'f'.repeat(40), profile, sandboxProvider: provider, home: join(root, 'home') });
+    validator = await createValidator({ worktree: tree, profile, baseline, sandboxProvider: provider, concurrency: 2, limits });
+    const names = Object.keys(CANDIDATES);
+    const outcomes = await Promise.all(names.map((name) => validator.validateWithDetails(CANDIDATES[name] as ValidationInput)));
+    names.forEach((name, index) => fast.set(name, outcomes[index] as ValidationOutcome));
+  });
+
+  afterAll(async () => {
+    await validator.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('starts from a clean baseline where every test passes', () => {
+    expect(Object.keys(baseline.results).sort()).toEqual([...ALL_TESTS].sort());
+    expect(baseline.coverage['pkg/calc.py:make_table']).toEqual(['tests/test_calc.py::test_table_one']);
+  });
+
+  it('runs only the covering tests for a body change and reads P2P from the baseline', () => {
+    const outcome = fast.get('operator');
+    expect(outcome).toMatchObject({ mode: 'covering', testsRun: 2, verdict: { kind: 'instance', failToPass: f2p('test_add', 'test_mul') } });
+    expect(outcome?.verdict.kind === 'instance' && outcome.verdict.passToPass.length).toBe(8);
+    expect(fast.get('unused')).toMatchObject({ mode: 'covering', verdict: { kind: 'rejected', reason: 'no-failing-test' } });
+  });
+
+  it('runs the suite when the changed code runs in a shared fixture, at import time or at class level', () => {
+    expect(fast.get('sharedFixture')).toMatchObject({ mode: 'suite', verdict: { kind: 'instance', failToPass: f2p('test_table_two') } });
+    expect(fast.get('importTime')).toMatchObject({ mode: 'suite', verdict: { kind: 'instance', failToPass: f2p('test_registered', 'test_registry_name') } });
+    expect(fast.get('classLevel')).toMatchObject({ mode: 'suite', verdict: { kind: 'instance', failToPass: f2p('test_counter') } });
+    // conftest.py imports the module, so pytest stops before running anything.
+    expect(fast.get('brokenImport')).toMatchObject({ mode: 'suite', verdict: { kind: 'rejected', reason: 'crashed' } });
+  });
+
+  it('rejects a hanging test as a timeout at the per-test limit', () => {
+    const outcome = fast.get('hang');
+    expect(outcome).toMatchObject({ mode: 'covering', verdict: { kind: 'rejected', reason: 'timeout' } });
+    expect(outcome?.seconds).toBeLessThan(20);
+  });
+
+  it('reruns the suite when covering tests leave files in the tree, and cleans the tree', () => {
+    expect(fast.get('leaksIntoTree')).toMatchObject({ mode: 'suite', verdict: { kind: 'instance', failToPass: f2p('test_save', 'test_tree_is_clean') } });
+  });
+
+  it('rejects files outside the repo', () => {
+    expect(fast.get('escapes')?.verdict).toMatchObject({ kind: 'rejected', reason: 'apply-failed' });
+  });
+
+  it('reaches the same verdict and F2P/P2P sets as the reference for every candidate', async () => {
+    for (const [name, input] of Object.entries(CANDIDATES)) {
+      const reference = await validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, limits, ...input });
+      expect({ name, same: sameVerdict(fast.get(name)?.verdict ?? reference, reference), reference }).toMatchObject({ name, same: true });
+    }
+  });
+});
