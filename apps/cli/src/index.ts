@@ -10,3 +10,5 @@ export { createContext } from './context.js';
 export { createProgress } from './progress.js';
 export type { Progress, ProgressOptions } from './progress.js';
 export type { CommandContext, GlobalOptions } from './context.js';
+export { runInject, formatInjectReport } from './inject-command.js';
+export type { InjectOptions } from './inject-command.js';

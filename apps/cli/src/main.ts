@@ -4,6 +4,7 @@ import { createContext } from './context.js';
 import type { GlobalOptions } from './context.js';
 import { formatCheckReport, runCheck } from './check-command.js';
 import { runEnv } from './env-command.js';
+import { formatInjectReport, runInject } from './inject-command.js';
 import { formatEnvReport, verdict } from './format-env.js';
 import { formatPoolList, runPoolList } from './pool-command.js';
 import { createProgress } from './progress.js';
@@ -120,6 +121,45 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
       const { settings, logger } = createContext(options, io.env);
       const report = await runPoolList({ repo: options.repo, strategy: options.strategy, limit: options.limit }, settings, logger);
       io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatPoolList(report)}\n`);
+    });
+
+  addGlobalOptions(
+    program
+      .command('inject')
+      .description('Inject bugs into a repo and keep the ones its tests prove: candidates from every strategy on covered code, validated, weakened, checked, stored in the pool.')
+      .requiredOption('--repo <repo>', 'owner/name[@ref], a git URL, a local directory, or debian:SOURCE[=VERSION]')
+      .option('-n, --count <n>', 'candidates to try', parseCount, 100)
+      .option('--seed <n>', 'seed of every random choice (same seed, same instance ids)', parseCount, 0)
+      .option('--strategies <names>', 'comma-separated strategy names (default: all)')
+      .option('--combine <n>', "combinations of this run's bugs to try (default: a tenth of -n)", parseCount)
+      .option('--concurrency <n>', 'parallel sandboxes (default: the cores)', parseCount),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ envgen inject --repo debian:toolz -n 100 --seed 7\n  $ envgen inject --repo ./my-project -n 20 --strategies change_operator,remove_function_body --json',
+    )
+    .action(async (options: GlobalOptions & { repo: string; count: number; seed: number; strategies?: string; combine?: number; concurrency?: number }) => {
+      const { settings, logger } = createContext(options, io.env);
+      const progress = createProgress({ quiet: options.json === true });
+      try {
+        const report = await runInject(
+          {
+            repo: options.repo,
+            count: options.count,
+            seed: options.seed,
+            ...(options.strategies === undefined ? {} : { strategies: options.strategies.split(',').map((name) => name.trim()).filter(Boolean) }),
+            ...(options.combine === undefined ? {} : { combine: options.combine }),
+            ...(options.concurrency === undefined ? {} : { concurrency: Math.max(1, options.concurrency) }),
+          },
+          settings,
+          logger,
+          progress,
+        );
+        progress.stop();
+        io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatInjectReport(report)}\n`);
+      } finally {
+        progress.stop();
+      }
     });
 
   return program;

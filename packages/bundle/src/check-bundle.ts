@@ -57,6 +57,12 @@ export interface CheckBundleOptions {
   fuzz?: number;
   /** docker: the image to run. */
   image?: string;
+  /**
+   * Runs the evaluations instead of a fresh {@link createBundleRunner} (which runs the bundle's
+   * own script and parser): the injector passes one answering from runs it already made. The
+   * caller keeps ownership: it is not closed here.
+   */
+  runner?: BundleRunner;
   logger?: Logger;
   onProgress?: (message: string) => void;
 }
@@ -203,7 +209,7 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
   checks.set('files-and-paths', found.check);
   const pathsOk = found.check.passed;
 
-  const runner: BundleRunner = await createBundleRunner({
+  const runner: BundleRunner = options.runner ?? await createBundleRunner({
     bundle: options.bundle,
     worktree: options.worktree,
     python: options.profile.python,
@@ -362,7 +368,7 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
       });
     }
   } finally {
-    await runner.close();
+    if (options.runner === undefined) await runner.close();
   }
 
   const ordered = CHECK_NAMES.map((name) => checks.get(name) ?? notRun(name, 'an earlier check failed'));

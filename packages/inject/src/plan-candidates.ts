@@ -29,6 +29,9 @@ export interface PlanCandidatesOptions {
   maxConsecutiveDrops?: number;
 }
 
+/** Sites a strategy may try in one turn before the next strategy's turn. */
+const TRIES_PER_TURN = 8;
+
 function pickWeighted<T extends { weight: number }>(items: readonly T[], draw: number): T {
   const total = items.reduce((sum, item) => sum + item.weight, 0);
   let left = draw * total;
@@ -57,29 +60,34 @@ export function* planCandidates(options: PlanCandidatesOptions): Generator<Plann
   let drops = 0;
   while (eligible.length > 0 && drops < limit) {
     for (const { strategy, sites } of eligible) {
-      const site = pickWeighted(sites, rng.next());
-      const seed = rng.int(2 ** 32);
-      const source = sources.get(site.path) ?? '';
-      const outcome = applyStrategy(strategy, { source, entity: site.entity, path: site.path, rng: createRng(seed) });
-      if (outcome.status === 'dropped') {
-        drops += 1;
-        yield { kind: 'dropped', strategy: strategy.name, reason: outcome.reason };
-        continue;
+      // A strategy keeps its turn until it proposes something (or runs out of tries), so
+      // operators with few sites still get their share of the candidates.
+      for (let attempt = 0; attempt < TRIES_PER_TURN && drops < limit; attempt++) {
+        const site = pickWeighted(sites, rng.next());
+        const seed = rng.int(2 ** 32);
+        const source = sources.get(site.path) ?? '';
+        const outcome = applyStrategy(strategy, { source, entity: site.entity, path: site.path, rng: createRng(seed) });
+        if (outcome.status === 'dropped') {
+          drops += 1;
+          yield { kind: 'dropped', strategy: strategy.name, reason: outcome.reason };
+          continue;
+        }
+        const files = [{ path: site.path, before: source, after: outcome.edit.newSource }];
+        const patch = makePatch(files);
+        if (seen.has(patch)) {
+          drops += 1;
+          yield { kind: 'dropped', strategy: strategy.name, reason: 'duplicate' };
+          continue;
+        }
+        seen.add(patch);
+        drops = 0;
+        yield {
+          kind: 'candidate',
+          candidate: { strategy: strategy.name, family: strategy.family, seed, patch, entities: [site.key], description: `${outcome.edit.description} in ${site.key}` },
+          files,
+        };
+        break;
       }
-      const files = [{ path: site.path, before: source, after: outcome.edit.newSource }];
-      const patch = makePatch(files);
-      if (seen.has(patch)) {
-        drops += 1;
-        yield { kind: 'dropped', strategy: strategy.name, reason: 'duplicate' };
-        continue;
-      }
-      seen.add(patch);
-      drops = 0;
-      yield {
-        kind: 'candidate',
-        candidate: { strategy: strategy.name, family: strategy.family, seed, patch, entities: [site.key], description: `${outcome.edit.description} in ${site.key}` },
-        files,
-      };
     }
   }
 }

@@ -18,8 +18,8 @@ export interface MutationEdit {
   description: string;
 }
 
-/** Which kind of bug a strategy of this package makes: SWE-smith-style AST operators, or deleting code. */
-export type StrategyFamily = Extract<CandidateFamily, 'procedural' | 'removal'>;
+/** Which kind of bug a strategy makes: SWE-smith-style AST operators, deleting code, or reverting to a past version. */
+export type StrategyFamily = Extract<CandidateFamily, 'procedural' | 'removal' | 'history'>;
 
 /**
  * A pure bug-injection strategy: picks one site inside the entity at random (seeded) and

@@ -1,0 +1,97 @@
+import type { Settings } from '@envgen/config';
+import type { Logger } from '@envgen/core';
+import { runInjection } from '@envgen/inject';
+import type { InjectionReport } from '@envgen/inject';
+import { selectStrategies } from '@envgen/mutate';
+import { openPool } from '@envgen/pool';
+import { buildBaseline } from '@envgen/testrun';
+import { checkoutRepo, resolveProfile } from './env-command.js';
+import type { Progress } from './progress.js';
+
+/** Options of `envgen inject`. */
+export interface InjectOptions {
+  repo: string;
+  /** Candidates to try. */
+  count: number;
+  seed: number;
+  /** Strategy names (default: all). */
+  strategies?: string[];
+  /** Combinations of this run's bugs to try (default: a tenth of count). */
+  combine?: number;
+  /** Parallel sandboxes (default: the cores). */
+  concurrency?: number;
+}
+
+/**
+ * `envgen inject`: baseline (cached), then candidates from every strategy on covered
+ * sites, validated, weakened, checked and kept in the pool.
+ */
+export async function runInject(options: InjectOptions, settings: Settings, logger: Logger, progress: Progress): Promise<InjectionReport> {
+  const strategies = selectStrategies(options.strategies);
+  const { provider, repo, worktree } = await checkoutRepo(options.repo, settings, logger, progress);
+  const pool = openPool(settings.home, { logger });
+  try {
+    progress.phase('detecting the test profile');
+    const profile = await resolveProfile(worktree.path, repo, settings);
+    const baseline = await buildBaseline({
+      worktree: worktree.path,
+      commit: repo.commit,
+      profile,
+      sandboxProvider: provider,
+      home: settings.home,
+      logger,
+      onProgress: (step) => progress.phase(step.message),
+    });
+    progress.phase('starting the validator');
+    return await runInjection({
+      repo: { owner: repo.owner, name: repo.name, commit: repo.commit },
+      worktree: worktree.path,
+      profile,
+      baseline,
+      sandboxProvider: provider,
+      pool,
+      count: options.count,
+      seed: options.seed,
+      strategies,
+      logger,
+      ...(options.combine === undefined ? {} : { combine: options.combine }),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      onProgress: (event) => {
+        if (event.kind === 'start') progress.phase('validating candidates', event.total);
+        else progress.tick();
+      },
+    });
+  } finally {
+    pool.close();
+    await worktree.remove();
+  }
+}
+
+function percent(part: number, whole: number): string {
+  return whole === 0 ? '–' : `${Math.round((100 * part) / whole)}%`;
+}
+
+/** The human form of an injection report: the per-strategy table and the totals. */
+export function formatInjectReport(report: InjectionReport): string {
+  const rows = Object.entries(report.byStrategy)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([strategy, tally]) => [strategy, String(tally.tried), String(tally.kept), String(tally.known), percent(tally.kept + tally.known, tally.tried)]);
+  rows.push(['total', String(report.tried), String(report.kept), String(report.known), percent(report.kept + report.known, report.tried)]);
+  const header = ['strategy', 'tried', 'kept', 'in pool', 'yield'];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+  const table = [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+  const dropped = Object.entries(report.dropped).map(([reason, count]) => `${count} ${reason}`).join(', ');
+  const rejected = Object.entries(report.rejected).map(([reason, count]) => `${count} ${reason}`).join(', ');
+  return [
+    `${report.repo} @ ${report.commit.slice(0, 8)}, seed ${report.seed}`,
+    '',
+    table,
+    '',
+    `sites        ${report.sites.covered} covered entities; ${report.sites.skippedUncovered} skipped as uncovered`,
+    `dropped      ${dropped || 'none'} (before any test ran)`,
+    `rejected     ${rejected || 'none'}`,
+    `kept         ${report.kept} new instance(s) in the pool; ${report.known} already there`,
+    `time         ${report.seconds.toFixed(1)} s; ${report.secondsPerKept === null ? '–' : `${report.secondsPerKept.toFixed(2)} s`} per kept instance`,
+  ].join('\n');
+}

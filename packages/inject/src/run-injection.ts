@@ -1,0 +1,298 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createRng, makeInstanceId, silentLogger } from '@envgen/core';
+import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
+import { checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
+import type { BundleRun } from '@envgen/bundle';
+import type { Strategy } from '@envgen/mutate';
+import type { PatchedFile } from '@envgen/patch';
+import { hashPatch } from '@envgen/pool';
+import type { Pool } from '@envgen/pool';
+import { extractEntities } from '@envgen/python';
+import { profileHash } from '@envgen/repo';
+import type { Profile } from '@envgen/repo';
+import type { SandboxProvider } from '@envgen/sandbox';
+import type { Baseline } from '@envgen/testrun';
+import { createValidator } from '@envgen/validate';
+import type { Validator } from '@envgen/validate';
+import { combineCandidates } from './combine-candidates.js';
+import type { CombinableBug } from './combine-candidates.js';
+import { planCandidates } from './plan-candidates.js';
+import type { DroppedAttempt, PlannedCandidate } from './plan-candidates.js';
+import { createProvenRunner } from './proven-runner.js';
+import { selectSites } from './sites.js';
+import type { SourceFile } from './sites.js';
+
+/** Everything one injection run works on. */
+export interface RunInjectionOptions {
+  repo: { owner: string; name: string; commit: string };
+  /** Clean checkout of `repo.commit` the baseline was built from; never modified. */
+  worktree: string;
+  profile: Profile;
+  baseline: Baseline;
+  sandboxProvider: SandboxProvider;
+  pool: Pool;
+  /** Candidates to try (each validated, or skipped when the pool already knows its verdict). */
+  count: number;
+  seed: number;
+  strategies: readonly Strategy[];
+  /** Combinations of this run's bugs to try after the main candidates (default: a tenth of count). */
+  combine?: number;
+  /** Parallel sandboxes of the validator (default: the cores). */
+  concurrency?: number;
+  logger?: Logger;
+  onProgress?: (event: InjectionProgress) => void;
+}
+
+export type InjectionProgress =
+  | { kind: 'start'; total: number }
+  | { kind: 'candidate'; strategy: string; outcome: CandidateOutcome['status'] };
+
+/** What happened to one candidate. */
+export type CandidateOutcome =
+  | { status: 'kept'; instanceId: string }
+  | { status: 'known'; instanceId: string }
+  | { status: 'rejected'; reason: RejectionReason; detail: string; remembered: boolean };
+
+export interface StrategyTally {
+  tried: number;
+  kept: number;
+  known: number;
+  rejected: number;
+}
+
+/** The summary `envgen inject` prints. */
+export interface InjectionReport {
+  repo: string;
+  commit: string;
+  seed: number;
+  sites: { covered: number; skippedUncovered: number };
+  /** Attempts dropped before any test ran, by reason. */
+  dropped: Record<string, number>;
+  /** Candidates that went to validation (or were answered from the pool). */
+  tried: number;
+  /** New instances added to the pool by this run. */
+  kept: number;
+  /** Candidates already in the pool (same id): nothing added twice. */
+  known: number;
+  rejected: Record<string, number>;
+  byStrategy: Record<string, StrategyTally>;
+  instanceIds: string[];
+  seconds: number;
+  /** Wall seconds per kept instance (null when none was kept). */
+  secondsPerKept: number | null;
+}
+
+async function readSourceFiles(worktree: string, paths: readonly string[]): Promise<SourceFile[]> {
+  const files: SourceFile[] = [];
+  for (const path of paths) {
+    const source = await readFile(join(worktree, path), 'utf8').catch(() => null);
+    if (source !== null) files.push({ path, source, entities: extractEntities(source, path).entities });
+  }
+  return files;
+}
+
+function tally(report: InjectionReport, strategy: string): StrategyTally {
+  const entry = report.byStrategy[strategy] ?? { tried: 0, kept: 0, known: 0, rejected: 0 };
+  report.byStrategy[strategy] = entry;
+  return entry;
+}
+
+/** Runs `limit` tasks at a time over `items`, in order of submission. */
+async function forEachConcurrent<T>(items: Iterable<T>, limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  const running = new Set<Promise<void>>();
+  for (const item of items) {
+    const promise = task(item).finally(() => running.delete(promise));
+    running.add(promise);
+    if (running.size >= limit) await Promise.race(running);
+  }
+  await Promise.all(running);
+}
+
+/**
+ * One injection run: choose covered sites, propose candidates with every strategy (seeded),
+ * validate them fast and exactly, weaken the exposing tests, check each bundle's seven
+ * consistency checks, and add the proven bugs to the pool. Candidates the pool already
+ * holds (same id) or already rejected (same patch, commit and profile) are not validated
+ * again, so a rerun with the same seed adds nothing twice and resumes where it stopped.
+ */
+export async function runInjection(options: RunInjectionOptions): Promise<InjectionReport> {
+  const started = performance.now();
+  const logger = options.logger ?? silentLogger;
+  const progress = options.onProgress ?? (() => undefined);
+  const { repo, profile, baseline } = options;
+  const files = await readSourceFiles(options.worktree, profile.sourceFiles);
+  const { sites, skippedUncovered } = selectSites(files, baseline);
+  const report: InjectionReport = {
+    repo: `${repo.owner}/${repo.name}`,
+    commit: repo.commit,
+    seed: options.seed,
+    sites: { covered: sites.length, skippedUncovered },
+    dropped: {},
+    tried: 0,
+    kept: 0,
+    known: 0,
+    rejected: {},
+    byStrategy: {},
+    instanceIds: [],
+    seconds: 0,
+    secondsPerKept: null,
+  };
+  const rejectionScope = { repo: report.repo, commit: repo.commit, profileHash: profileHash(profile) };
+  const script = makeTestScript(profile);
+  const parser = makeTestParser();
+
+  // The bundle's own script and parser on the clean repo, once: evidence for checks 2 and 3.
+  const cleanRunner = await createBundleRunner({
+    bundle: { 'bug_inject.diff': '', 'test_weaken.diff': '', 'test_files.txt': '', 'test_script.sh': script, 'test_parser.py': parser },
+    worktree: options.worktree,
+    python: profile.python,
+    sandboxProvider: options.sandboxProvider,
+    limits: { scriptTimeoutMs: profile.timeoutMs, parserTimeoutMs: 60_000, maxOutputBytes: 8 * 1024 ** 2 },
+  });
+  let clean: BundleRun;
+  try {
+    clean = await cleanRunner.run('clean repo', []);
+  } finally {
+    await cleanRunner.close();
+  }
+
+  const planned = takeCandidates(planCandidates({ files, sites, strategies: options.strategies, seed: options.seed }), options.count, report);
+  const combineCount = options.combine ?? Math.floor(options.count / 10);
+  progress({ kind: 'start', total: planned.length + combineCount });
+
+  // Started on first need: a rerun whose candidates the pool already knows validates nothing.
+  const lazy: { validator: Promise<Validator> | null } = { validator: null };
+  const validator = (): Promise<Validator> => {
+    lazy.validator ??= createValidator({
+      worktree: options.worktree,
+      profile,
+      baseline,
+      sandboxProvider: options.sandboxProvider,
+      logger,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    });
+    return lazy.validator;
+  };
+  const keptBugs: CombinableBug[] = [];
+  try {
+    const handle = async ({ candidate, files: changed }: PlannedCandidate): Promise<void> => {
+      const outcome = await proveCandidate({ ...options, validator, clean, script, parser, rejectionScope }, candidate, changed);
+      const entry = tally(report, candidate.strategy);
+      report.tried += 1;
+      entry.tried += 1;
+      if (outcome.status === 'kept') {
+        report.kept += 1;
+        entry.kept += 1;
+        report.instanceIds.push(outcome.instanceId);
+      } else if (outcome.status === 'known') {
+        report.known += 1;
+        entry.known += 1;
+      } else {
+        entry.rejected += 1;
+        report.rejected[outcome.reason] = (report.rejected[outcome.reason] ?? 0) + 1;
+      }
+      if (outcome.status !== 'rejected') keptBugs.push({ instanceId: outcome.instanceId, candidate, files: changed });
+      progress({ kind: 'candidate', strategy: candidate.strategy, outcome: outcome.status });
+    };
+    const concurrency = Math.max(1, options.concurrency ?? 2);
+    await forEachConcurrent(planned, concurrency, handle);
+    keptBugs.sort((a, b) => (a.instanceId < b.instanceId ? -1 : 1));
+    const combined = combineCandidates(keptBugs, createRng(`${options.seed}/combine`), { count: combineCount });
+    await forEachConcurrent(combined, concurrency, handle);
+  } finally {
+    if (lazy.validator !== null) await (await lazy.validator).close();
+  }
+  report.instanceIds.sort();
+  report.seconds = (performance.now() - started) / 1000;
+  report.secondsPerKept = report.kept > 0 ? report.seconds / report.kept : null;
+  return report;
+}
+
+function takeCandidates(stream: Iterable<PlannedCandidate | DroppedAttempt>, count: number, report: InjectionReport): PlannedCandidate[] {
+  const planned: PlannedCandidate[] = [];
+  if (count <= 0) return planned;
+  for (const item of stream) {
+    if (item.kind === 'dropped') {
+      report.dropped[item.reason] = (report.dropped[item.reason] ?? 0) + 1;
+      continue;
+    }
+    planned.push(item);
+    if (planned.length >= count) break;
+  }
+  return planned;
+}
+
+/** Node ids gone with the weakening: every parametrization of each deleted test function. */
+function removedTestIds(nodeIds: readonly string[], removed: ReadonlyArray<{ kind: string; file: string; qualifiedName: string }>): Set<string> {
+  const prefixes = removed.filter((removal) => removal.kind === 'function').map((removal) => `${removal.file}::${removal.qualifiedName.split('.').join('::')}`);
+  return new Set(nodeIds.filter((id) => prefixes.some((prefix) => id === prefix || id.startsWith(`${prefix}[`))));
+}
+
+interface ProveContext extends RunInjectionOptions {
+  validator: () => Promise<Validator>;
+  clean: BundleRun;
+  script: string;
+  parser: string;
+  rejectionScope: { repo: string; commit: string; profileHash: string };
+}
+
+async function proveCandidate(context: ProveContext, candidate: Candidate, files: PatchedFile[]): Promise<CandidateOutcome> {
+  const { repo, pool, profile } = context;
+  const instanceId = makeInstanceId({ owner: repo.owner, name: repo.name, commit: repo.commit, strategy: candidate.strategy, patch: candidate.patch });
+  if (pool.hasInstance(instanceId)) return { status: 'known', instanceId };
+  const key = { ...context.rejectionScope, patchHash: hashPatch(candidate.patch) };
+  const known = pool.getRejection(key);
+  if (known) return { status: 'rejected', reason: known.reason, detail: known.detail, remembered: true };
+  const reject = (reason: RejectionReason, detail: string): CandidateOutcome => {
+    pool.markRejected(key, reason, detail);
+    return { status: 'rejected', reason, detail, remembered: false };
+  };
+
+  const mutated = (changed: readonly PatchedFile[]) => changed.map((file) => ({ path: file.path, after: file.after ?? '' }));
+  const validator = await context.validator();
+  const verdict = await validator.validate({ candidate, files: mutated(files) });
+  if (verdict.kind === 'rejected') return reject(verdict.reason, verdict.detail);
+  if (!context.clean.ok) return reject('check-failed', `the bundle's test script does not run on the clean repo: ${context.clean.reason}`);
+
+  const readClean = (path: string) => readFile(join(context.worktree, path), 'utf8').catch(() => null);
+  const weaken = await makeTestWeaken({ readFile: readClean, failToPass: verdict.failToPass, testFiles: profile.testFiles });
+  if (weaken.unresolved.length > 0) return reject('check-failed', `cannot weaken tests outside test files: ${weaken.unresolved.slice(0, 5).join(', ')}`);
+  const bundle: BundleFiles = {
+    'bug_inject.diff': candidate.patch,
+    'test_weaken.diff': weaken.diff,
+    'test_files.txt': weaken.testFiles.map((path) => `${path}\n`).join(''),
+    'test_script.sh': context.script,
+    'test_parser.py': context.parser,
+  };
+  const runner = createProvenRunner({
+    clean: context.clean,
+    bugFiles: files,
+    bugVerdict: verdict,
+    removedTests: removedTestIds(Object.keys(context.baseline.results), weaken.removed),
+    judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutated(changed) }),
+  });
+  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, runner });
+  if (!checks.passed) {
+    const failed = checks.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.evidence}`);
+    return reject('check-failed', failed.join('; '));
+  }
+  const instance: Instance = {
+    instance_id: instanceId,
+    repo: `${repo.owner}/${repo.name}`,
+    base_commit: repo.commit,
+    patch: candidate.patch,
+    FAIL_TO_PASS: [...verdict.failToPass].sort(),
+    PASS_TO_PASS: [...verdict.passToPass].sort(),
+    strategy: candidate.strategy,
+    family: candidate.family,
+    seed: candidate.seed,
+    entities: candidate.entities,
+    description: candidate.description,
+    ...(candidate.parents ? { parents: candidate.parents } : {}),
+    created_at: new Date().toISOString(),
+  };
+  const added = pool.addInstance(instance, bundle);
+  if (added.status === 'duplicate-patch') return { status: 'known', instanceId: added.duplicateOf };
+  return { status: added.status === 'added' ? 'kept' : 'known', instanceId };
+}
