@@ -17,3 +17,4 @@ export type {
   Verdict,
 } from './contracts.js';
 export { makeInstanceId } from './instance-id.js';
+export { isProcessAlive } from './process.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { BUNDLE_FILE_NAMES, EnvgenError, describeError, hashValue } from '@envgen/core';
+import { BUNDLE_FILE_NAMES, EnvgenError, describeError, hashValue, isProcessAlive } from '@envgen/core';
 import type { BundleFiles } from '@envgen/core';
 
 /** Staging directories are `.tmp-<pid>-<random>`, so a sweep can tell a dead writer's from a live one's. */
@@ -68,15 +68,6 @@ export function readBundleDir(dir: string, id: string): BundleFiles {
   };
 }
 
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** True for a staging directory whose writing process has died (killed mid-write). */
 export function isAbandonedStaging(name: string): boolean {

@@ -1,16 +1,10 @@
+import type { FileChanges } from '@envgen/core';
+
 /**
  * The gold localization of one file, as the labeler stores it: which entities and modules
  * the FIX edits or adds. Strings are `path/to/file.py:Class.method`, `path:func`, `path:Class`.
  */
-export interface GoldFileChanges {
-  file: string;
-  changes: {
-    edited_entities: string[];
-    edited_modules: string[];
-    added_entities: string[];
-    added_modules: string[];
-  };
-}
+export type GoldFileChanges = FileChanges;
 
 /** One location of a `localization_finish` call, after {@link normalizeLocations}. */
 export interface Location {

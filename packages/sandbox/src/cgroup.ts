@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { isProcessAlive } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import type { SandboxLimits } from './types.js';
 
@@ -126,14 +127,6 @@ export async function detectCgroupLayout(): Promise<CgroupLayout> {
   };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Removes the empty cgroups a killed envgen process left behind (named after its pid, see
@@ -145,7 +138,7 @@ export async function removeStaleCgroups(layout: CgroupLayout): Promise<void> {
   for (const parent of parents) {
     for (const name of await readdir(parent).catch(() => [])) {
       const owner = /^envgen-(\d+)-\d+$/.exec(name)?.[1];
-      if (owner !== undefined && !isAlive(Number(owner))) await rmdir(path.join(parent, name)).catch(() => {});
+      if (owner !== undefined && !isProcessAlive(Number(owner))) await rmdir(path.join(parent, name)).catch(() => {});
     }
   }
 }
