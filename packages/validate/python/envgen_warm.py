@@ -18,10 +18,12 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   added to its environment, stdout/stderr to ``log``, in its own process group and its own
   temporary directory; answers ``{"status": "exited"|"timeout"|"signaled", "code": int|null,
   "seconds": float}``. With ``analysis``, the child also writes there
-  ``{"modules": [...], "outside": {relpath: [co_firstlineno, ...]}}``: the modules imported
-  from outside the worktree, and the code objects of worktree files that ran outside any
-  test's own protocol (imports, collection, hooks) or while setting up a fixture shared by
-  several tests (class, module, package or session scope).
+  ``{"modules": [...], "outside": {relpath: [co_firstlineno, ...]}, "coverage": {nodeid:
+  {relpath: [...]}}, "spawning": [nodeid, ...]}``: the modules imported from outside the
+  worktree; the code objects of worktree files that ran outside any test's own protocol
+  (imports, collection, hooks) or while setting up a fixture shared by several tests
+  (class, module, package or session scope); those each test ran; and the tests that
+  started processes (code run there is invisible to the tracer).
 
 The server never imports the project's own modules, so every child imports the files as
 they are on disk when it starts.
@@ -55,54 +57,90 @@ def _module_file(module):
     return getattr(module, "__file__", None) or ""
 
 
-class _OutsideTracer:
-    """Records code objects run outside tests' own protocols and in shared fixtures' set-up."""
+class _SuiteTracer:
+    """Which code objects run where: in each test's own protocol (per test), or outside
+    (imports, collection, hooks, and the set-up of fixtures shared by several tests). One
+    C profiler runs throughout; at each boundary its calls go to the current bucket. Also
+    notes the tests that start processes, whose code the profiler cannot see."""
 
     def __init__(self):
         import _lsprof
 
         self.profiler = _lsprof.Profiler()
-        self.shared_depth = 0
+        self.current = None
+        self.buckets = {None: set()}
+        self.spawning = set()
+
+    def start(self):
+        import subprocess
+
+        os.register_at_fork(before=self._note_spawn)
+        original = subprocess.Popen._execute_child
+        tracer = self
+
+        def execute_child(self, *args, **kwargs):
+            tracer._note_spawn()
+            return original(self, *args, **kwargs)
+
+        subprocess.Popen._execute_child = execute_child
+        self.profiler.enable(subcalls=False, builtins=False)
+
+    def _note_spawn(self):
+        if self.current is not None:
+            self.spawning.add(self.current)
+
+    def switch(self, key):
+        self.profiler.disable()
+        codes = self.buckets.setdefault(self.current, set())
+        codes.update(entry.code for entry in self.profiler.getstats() if not isinstance(entry.code, str))
+        self.profiler.clear()
+        self.current = key
+        self.profiler.enable(subcalls=False, builtins=False)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        self.profiler.disable()
+        self.switch(item.nodeid)
         try:
             yield
         finally:
-            self.profiler.enable(subcalls=False, builtins=False)
+            self.switch(None)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):
         shared = getattr(fixturedef, "scope", "function") != "function"
+        previous = self.current
         if shared:
-            self.shared_depth += 1
-            if self.shared_depth == 1:
-                self.profiler.enable(subcalls=False, builtins=False)
+            self.switch(None)
         try:
             yield
         finally:
             if shared:
-                self.shared_depth -= 1
-                if self.shared_depth == 0:
-                    self.profiler.disable()
+                self.switch(previous)
+
+
+def _lines_by_file(codes, root):
+    files = {}
+    for code in codes:
+        if _inside(code.co_filename, root):
+            rel = os.path.relpath(os.path.realpath(code.co_filename), root).replace(os.sep, "/")
+            files.setdefault(rel, set()).add(code.co_firstlineno)
+    return {path: sorted(lines) for path, lines in sorted(files.items())}
 
 
 def _write_analysis(path, tracer, root):
+    tracer.switch(None)
     tracer.profiler.disable()
-    outside = {}
-    for entry in tracer.profiler.getstats():
-        code = entry.code
-        if isinstance(code, str) or not _inside(code.co_filename, root):
-            continue
-        rel = os.path.relpath(os.path.realpath(code.co_filename), root).replace(os.sep, "/")
-        outside.setdefault(rel, set()).add(code.co_firstlineno)
     modules = sorted(
         name
         for name, module in list(sys.modules.items())
         if module is not None and not name.startswith("__") and not _inside(_module_file(module), root)
     )
-    payload = {"modules": modules, "outside": {k: sorted(v) for k, v in sorted(outside.items())}}
+    payload = {
+        "modules": modules,
+        "outside": _lines_by_file(tracer.buckets.get(None, ()), root),
+        "coverage": {key: _lines_by_file(codes, root) for key, codes in tracer.buckets.items() if key is not None},
+        "spawning": sorted(tracer.spawning),
+    }
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(payload, handle)
 
@@ -120,9 +158,9 @@ def _run_child(request, root):
     tracer = None
     plugins = []
     if request.get("analysis"):
-        tracer = _OutsideTracer()
+        tracer = _SuiteTracer()
         plugins.append(tracer)
-        tracer.profiler.enable(subcalls=False, builtins=False)
+        tracer.start()
     code = pytest.main(list(request["args"]), plugins=plugins)
     if tracer is not None:
         _write_analysis(request["analysis"], tracer, root)

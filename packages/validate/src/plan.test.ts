@@ -39,6 +39,7 @@ const context: PlanContext = {
     'pkg/geo.py:Shape.describe': ['tests/test_geo.py::test_describe'],
   },
   outside: new Set(['pkg/geo.py:Shape.describe']),
+  alwaysRun: new Set(),
   stable: ['tests/test_geo.py::test_area', 'tests/test_geo.py::test_double', 'tests/test_geo.py::test_both', 'tests/test_geo.py::test_describe'],
 };
 
@@ -74,6 +75,11 @@ describe('planRun', () => {
       entities: ['pkg/geo.py:double'],
       why: 'body of pkg/geo.py:double',
     });
+  });
+
+  it('adds the tests that start processes to every covering set', () => {
+    const plan = planRun([change('y = x * factor', 'y = x + factor')], { ...context, alwaysRun: new Set(['tests/test_geo.py::test_describe']) });
+    expect(plan).toMatchObject({ tests: ['tests/test_geo.py::test_double', 'tests/test_geo.py::test_both', 'tests/test_geo.py::test_describe'] });
   });
 
   it('runs the suite for code that runs outside tests, uncovered code and non-source files', () => {

@@ -23,6 +23,8 @@ export interface PlanContext {
   outside: ReadonlySet<string>;
   /** Stable passing node ids in run order: the only tests whose outcome matters. */
   stable: readonly string[];
+  /** Tests that run with every covering set: they start processes, whose code no tracer sees. */
+  alwaysRun: ReadonlySet<string>;
 }
 
 const DOCSTRING_START = /^[rRuU]?("""|'''|"|')/;
@@ -134,7 +136,7 @@ export function planRun(files: readonly ChangedFile[], context: PlanContext): Ru
     if ((context.coverage[key]?.length ?? 0) === 0) return { mode: 'suite', why: `${key} has no coverage entry` };
     keys.push(key);
   }
-  const covering = new Set(keys.flatMap((key) => context.coverage[key] ?? []));
+  const covering = new Set([...keys.flatMap((key) => context.coverage[key] ?? []), ...context.alwaysRun]);
   return {
     mode: 'covering',
     tests: context.stable.filter((nodeId) => covering.has(nodeId)),

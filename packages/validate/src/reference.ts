@@ -6,7 +6,7 @@ import type { Verdict } from '@envgen/core';
 import { openPytestSandbox, runPytest } from '@envgen/testrun';
 import { copyTree, hostPath, resolveCandidateFiles } from './tree.js';
 import type { ValidationContext, ValidationInput } from './types.js';
-import { candidateLimits, verdictOfRun } from './verdict.js';
+import { candidateLimits, candidateProfile, verdictOfRun } from './verdict.js';
 
 /** Options of {@link validateReference}: the shared context and one candidate. */
 export interface ValidateReferenceOptions extends ValidationContext, ValidationInput {}
@@ -29,7 +29,7 @@ export async function validateReference(options: ValidateReferenceOptions): Prom
     const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
     try {
       const limits = options.limits ?? candidateLimits(options.profile, options.baseline);
-      const profile = { ...options.profile, testTimeoutMs: limits.testTimeoutMs };
+      const profile = candidateProfile(options.profile, limits);
       const run = await runPytest(target, profile, { timeoutMs: limits.timeoutMs, logger });
       return verdictOfRun(options.baseline, run);
     } finally {

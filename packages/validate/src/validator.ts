@@ -12,7 +12,7 @@ import { validateReference } from './reference.js';
 import { resolveCandidateFiles } from './tree.js';
 import type { ChangedFile } from './tree.js';
 import type { ValidationInput, ValidationOutcome, Validator, ValidatorOptions } from './types.js';
-import { candidateLimits, judgeResults, stablePassing, verdictOfRun, verdictOfStatus } from './verdict.js';
+import { candidateLimits, candidateProfile, judgeResults, stablePassing, verdictOfRun, verdictOfStatus } from './verdict.js';
 import { startWarmWorker } from './warm-worker.js';
 import type { WarmWorker } from './warm-worker.js';
 import type { SuiteAnalysis } from './warm-server.js';
@@ -46,12 +46,23 @@ async function readSourceEntities(worktree: string, files: readonly string[]): P
   return entities;
 }
 
+/**
+ * What the traced clean run in the warm interpreter adds to the baseline: the functions
+ * that run outside tests, the tests that start processes, the coverage under the pinned
+ * hash seed (united with the baseline's, which ran under random seeds: a test's path may
+ * depend on set order), and the tests that behave differently warm.
+ */
 function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results: Record<string, { outcome: string }>, entities: Map<string, Entity[]>): WarmFacts {
   const stable = stablePassing(options.baseline);
-  const outside = new Set(Object.keys(mapCoverage({ outside: analysis.outside }, (file) => entities.get(file) ?? null)));
+  const entitiesOf = (file: string): Entity[] | null => entities.get(file) ?? null;
+  const outside = new Set(Object.keys(mapCoverage({ outside: analysis.outside }, entitiesOf)));
+  const coverage: Record<string, string[]> = { ...options.baseline.coverage };
+  for (const [key, tests] of Object.entries(mapCoverage(analysis.coverage, entitiesOf))) {
+    coverage[key] = [...new Set([...(coverage[key] ?? []), ...tests])].sort();
+  }
   const unstable = new Set(stable.filter((nodeId) => results[nodeId]?.outcome !== 'passed'));
   return {
-    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage: options.baseline.coverage, outside, stable },
+    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, stable, alwaysRun: new Set(analysis.spawning) },
     unstable,
   };
 }
@@ -75,7 +86,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const { timeoutMs } = limits;
   const concurrency = Math.max(1, options.concurrency ?? availableParallelism());
   const entities = await readSourceEntities(options.worktree, options.profile.sourceFiles);
-  const profile = { ...options.profile, testTimeoutMs: limits.testTimeoutMs };
+  const profile = candidateProfile(options.profile, limits);
   const workerOptions = { worktree: options.worktree, profile, provider: options.sandboxProvider, logger };
 
   const workers: WarmWorker[] = [];

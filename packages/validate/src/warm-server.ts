@@ -10,7 +10,7 @@ import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { ExecResult, Sandbox, SandboxProvider } from '@envgen/sandbox';
 import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs } from '@envgen/testrun';
-import type { TestResult, TestRun } from '@envgen/testrun';
+import type { PytestCoverage, TestResult, TestRun } from '@envgen/testrun';
 
 /** Host directory of the warm server (`envgen_warm.py`), shipped beside `src/`. */
 export const WARM_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
@@ -32,6 +32,10 @@ export interface SuiteAnalysis {
   modules: string[];
   /** Worktree file → first lines of code objects run outside tests or in shared fixtures. */
   outside: Record<string, number[]>;
+  /** Per test, as the baseline's coverage run records it, under the pinned hash seed. */
+  coverage: PytestCoverage;
+  /** Tests that started processes: what those ran is invisible to the tracer. */
+  spawning: string[];
 }
 
 /** One run in a forked child. */
@@ -87,13 +91,13 @@ function parseAnalysis(text: string): SuiteAnalysis | null {
   } catch {
     return null;
   }
-  if (!isRecord(data) || !Array.isArray(data['modules']) || !isRecord(data['outside'])) return null;
-  const outside: Record<string, number[]> = {};
-  for (const [file, lines] of Object.entries(data['outside'])) {
-    if (!Array.isArray(lines)) return null;
-    outside[file] = lines.filter((line): line is number => Number.isInteger(line));
-  }
-  return { modules: data['modules'].filter((name): name is string => typeof name === 'string'), outside };
+  if (!isRecord(data) || !Array.isArray(data['modules']) || !isRecord(data['outside']) || !isRecord(data['coverage']) || !Array.isArray(data['spawning'])) return null;
+  const linesByFile = (value: Record<string, unknown>): Record<string, number[]> =>
+    Object.fromEntries(Object.entries(value).map(([file, lines]) => [file, Array.isArray(lines) ? lines.filter((line): line is number => Number.isInteger(line)) : []]));
+  const coverage: PytestCoverage = {};
+  for (const [nodeId, files] of Object.entries(data['coverage'])) if (isRecord(files)) coverage[nodeId] = linesByFile(files);
+  const strings = (value: unknown[]): string[] => value.filter((item): item is string => typeof item === 'string');
+  return { modules: strings(data['modules']), outside: linesByFile(data['outside']), coverage, spawning: strings(data['spawning']) };
 }
 
 async function readOptional(path: string): Promise<string | null> {
