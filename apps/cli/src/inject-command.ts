@@ -1,9 +1,10 @@
 import type { Settings } from '@envgen/config';
 import type { Logger } from '@envgen/core';
-import { runInjection } from '@envgen/inject';
+import { HISTORY_STRATEGY, createHistoryStrategy, runInjection } from '@envgen/inject';
 import type { InjectionReport } from '@envgen/inject';
 import { selectStrategies } from '@envgen/mutate';
 import { openPool } from '@envgen/pool';
+import { collectHistoricalVersions } from '@envgen/repo';
 import { buildBaseline } from '@envgen/testrun';
 import { checkoutRepo, resolveProfile } from './env-command.js';
 import type { Progress } from './progress.js';
@@ -27,7 +28,9 @@ export interface InjectOptions {
  * sites, validated, weakened, checked and kept in the pool.
  */
 export async function runInject(options: InjectOptions, settings: Settings, logger: Logger, progress: Progress): Promise<InjectionReport> {
-  const strategies = selectStrategies(options.strategies);
+  const wanted = options.strategies;
+  const withHistory = wanted === undefined || wanted.includes(HISTORY_STRATEGY);
+  const strategies = wanted === undefined ? selectStrategies() : selectStrategies(wanted.filter((name) => name !== HISTORY_STRATEGY));
   const { provider, repo, worktree } = await checkoutRepo(options.repo, settings, logger, progress);
   const pool = openPool(settings.home, { logger });
   try {
@@ -42,6 +45,12 @@ export async function runInject(options: InjectOptions, settings: Settings, logg
       logger,
       onProgress: (step) => progress.phase(step.message),
     });
+    if (withHistory) {
+      // Repos with git history also get bugs that re-apply past versions of functions.
+      progress.phase('reading the git history of the source files');
+      const versions = await collectHistoricalVersions(worktree.path, repo.commit, { paths: profile.sourceFiles, logger });
+      if (versions.length > 0) strategies.push(createHistoryStrategy(versions));
+    }
     progress.phase('starting the validator');
     return await runInjection({
       repo: { owner: repo.owner, name: repo.name, commit: repo.commit },

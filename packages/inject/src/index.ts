@@ -8,3 +8,5 @@ export { runInjection } from './run-injection.js';
 export type { CandidateOutcome, InjectionProgress, InjectionReport, RunInjectionOptions, StrategyTally } from './run-injection.js';
 export { createProvenRunner } from './proven-runner.js';
 export type { JudgeFiles, ProvenRunnerOptions } from './proven-runner.js';
+export { createHistoryStrategy, HISTORY_STRATEGY } from './history-strategy.js';
+export type { PastVersion } from './history-strategy.js';
