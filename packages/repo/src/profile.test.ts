@@ -18,7 +18,7 @@ describe('deriveProfile', () => {
     expect(profile.testFiles).toEqual(['conftest.py', 'toolz/tests/helpers.py', 'toolz/tests/test_itertoolz.py']);
     expect(profile.sourceFiles).toEqual(['toolz/__init__.py', 'toolz/itertoolz.py']);
     expect(profile.testArgs).toEqual(['toolz']);
-    expect(profile.env).toEqual({});
+    expect(profile.env).toEqual({ PYTHONHASHSEED: '0' });
     expect(profile.python).toBe('/usr/bin/python3');
     expect(profile.timeoutMs).toBe(600_000);
     expect(profile.aptPackages).toEqual(['python3-pytest']);
@@ -26,7 +26,7 @@ describe('deriveProfile', () => {
 
   it('sets PYTHONPATH=src for a src layout and takes single-file suites', () => {
     const profile = deriveProfile(listing(['src/text_unidecode/__init__.py', 'test_unidecode.py']));
-    expect(profile.env).toEqual({ PYTHONPATH: 'src' });
+    expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'src' });
     expect(profile.provenance['env.PYTHONPATH']).toBe('src layout (src/text_unidecode/__init__.py)');
     expect(profile.testArgs).toEqual(['test_unidecode.py']);
     expect(deriveProfile(listing(['jsonpatch.py', 'tests.py', 'bin/jsonpatch'])).testArgs).toEqual(['tests.py']);
@@ -64,7 +64,7 @@ describe('deriveProfile', () => {
     });
     expect(profile.testFiles).toEqual(['checks/verify.py']);
     expect(profile.testArgs).toEqual(['checks']);
-    expect(profile.env).toEqual({ PYTHONPATH: 'src', A: '2' });
+    expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'src', A: '2' });
     expect(profile.deselect).toEqual(['checks/verify.py::test_net']);
     expect(profile.aptPackages).toEqual(['python3-pytest', 'python3-yaml']);
     expect(profile.provenance).toMatchObject({ testArgs: 'profile file a.json', 'env.A': 'profile file b.json', timeoutMs: 'profile file b.json', 'env.PYTHONPATH': 'src layout (src/m/__init__.py)' });
@@ -109,7 +109,7 @@ describe('detectProfile', () => {
     write('setup.cfg', '[tool:pytest]\ntestpaths = tests\n');
     const profile = await detectProfile(root);
     expect(profile.testArgs).toEqual(['tests']);
-    expect(profile.env).toEqual({ PYTHONPATH: 'src' });
+    expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'src' });
     expect(profile.testFiles).toEqual(['tests/conftest.py', 'tests/test_escape.py']);
     expect(profile.sourceFiles).toEqual(['src/markupsafe/__init__.py']);
     expect(profile.provenance['testArgs']).toBe('testpaths from setup.cfg [tool:pytest]');

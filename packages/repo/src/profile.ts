@@ -116,7 +116,10 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     );
   }
 
-  const env: Record<string, string> = {};
+  // A pinned hash seed: under random seeds set and dict-of-set orders change from run to run,
+  // and with them which tests a bug reaches, so no verdict could be reproduced.
+  const env: Record<string, string> = { PYTHONHASHSEED: '0' };
+  provenance['env.PYTHONHASHSEED'] = 'pinned so test outcomes reproduce';
   const srcPackage = pythonFiles.find((file) => /^src\/[^/]+\/__init__\.py$/.test(file) || /^src\/[^/]+\.py$/.test(file));
   if (srcPackage !== undefined) {
     env['PYTHONPATH'] = 'src';

@@ -35,13 +35,11 @@ export function candidateLimits(profile: Profile, baseline: Baseline): Candidate
 }
 
 /**
- * The profile both paths run candidates with: the per-test limit, and a pinned hash seed
- * (the profile's PYTHONHASHSEED, else 0). Under random seeds a bug's FAIL_TO_PASS can
- * change from run to run (set order decides which tests reach the bug), so no verdict
- * could be reproduced, not even the reference's own.
+ * The profile both paths run candidates with: the per-test limit derived from the baseline.
+ * (Detected profiles pin PYTHONHASHSEED, so a bug's FAIL_TO_PASS reproduces run to run.)
  */
 export function candidateProfile(profile: Profile, limits: CandidateLimits): Profile {
-  return { ...profile, testTimeoutMs: limits.testTimeoutMs, env: { PYTHONHASHSEED: '0', ...profile.env } };
+  return { ...profile, testTimeoutMs: limits.testTimeoutMs };
 }
 
 /** Node ids that passed on the clean repo and are not flaky: the only F2P/P2P candidates, in run order. */
