@@ -1,10 +1,11 @@
 import { createRng, isEnvgenError } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { applyStrategy, generateCandidates } from './apply-strategy.js';
 import { mutated } from './mutate-test-helpers.fixture.js';
 import { STRATEGIES, selectStrategies } from './registry.js';
 import { SAMPLE_MODULE } from './sample-module.fixture.js';
+import type { MutationCandidate } from './apply-strategy.js';
 import type { Strategy } from './types.js';
 
 const SOURCE = 'def f(a):\n    return a + 1\n';
@@ -129,7 +130,10 @@ describe('generateCandidates', () => {
     seed: 42,
     attempts: 3,
   };
-  const candidates = generateCandidates(options);
+  let candidates: MutationCandidate[] = [];
+  beforeAll(async () => {
+    candidates = await generateCandidates(options);
+  });
 
   it('tries each applicable strategy on each entity, attempts times, and nothing else', () => {
     const classes = entities.filter((entity) => entity.kind === 'class').length;
@@ -154,9 +158,9 @@ describe('generateCandidates', () => {
     expect(candidates.filter((c) => c.status === 'dropped' && c.reason === 'duplicate').length).toBeGreaterThan(0);
   });
 
-  it('is deterministic for a seed', () => {
-    expect(generateCandidates(options)).toEqual(candidates);
-    expect(generateCandidates({ ...options, seed: 43 })).not.toEqual(candidates);
+  it('is deterministic for a seed', async () => {
+    expect(await generateCandidates(options)).toEqual(candidates);
+    expect(await generateCandidates({ ...options, seed: 43 })).not.toEqual(candidates);
   });
 });
 

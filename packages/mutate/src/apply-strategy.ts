@@ -1,3 +1,4 @@
+import { setImmediate as turnEventLoop } from 'node:timers/promises';
 import { createRng, sha256 } from '@envgen/core';
 import { hasSyntaxErrors, sameSyntaxTree } from '@envgen/python';
 import type { Entity } from '@envgen/python';
@@ -47,8 +48,12 @@ export type MutationCandidate = {
  * Tries every applicable strategy on every entity of one file, `attempts` times each, and
  * reports every attempt: kept edits (each distinct new source once) and dropped ones with
  * their reason. Deterministic for a given seed.
+ *
+ * Async because tree-sitter's node binding frees a parsed tree's native memory only from a
+ * finalizer that runs when the event loop turns: a synchronous loop over a large file would
+ * hold every tree it parsed (gigabytes on a 2,600-line module).
  */
-export function generateCandidates(options: GenerateCandidatesOptions): MutationCandidate[] {
+export async function generateCandidates(options: GenerateCandidatesOptions): Promise<MutationCandidate[]> {
   const { source, path, entities, strategies } = options;
   const attempts = options.attempts ?? 1;
   const seen = new Set<string>();
@@ -62,6 +67,7 @@ export function generateCandidates(options: GenerateCandidatesOptions): Mutation
         const seed = Number.parseInt(sha256(label).slice(0, 8), 16);
         const base = { strategy: strategy.name, family: strategy.family, path, entity: entity.qualifiedName, seed };
         const outcome = applyStrategy(strategy, { source, entity, path, rng: createRng(seed) });
+        await turnEventLoop();
         if (outcome.status === 'kept' && seen.has(outcome.edit.newSource)) {
           candidates.push({ ...base, status: 'dropped', reason: 'duplicate' });
           continue;

@@ -1,5 +1,5 @@
 import type { SyntaxNode } from '@envgen/python';
-import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, wrapExpression } from './entity-node.js';
+import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, statementBlocks, wrapExpression } from './entity-node.js';
 import { permuteStatements } from './permute.js';
 import { applyTextEdits, indentOf, lineOf, linesSpanning, ownsLines, reindentLines, statementsOf } from './source-text.js';
 import type { TextEdit } from './source-text.js';
@@ -67,7 +67,7 @@ const PINNED_TYPES = new Set(['global_statement', 'nonlocal_statement', 'future_
 function movableRuns(source: string, definition: SyntaxNode): SyntaxNode[][] {
   const body = definition.childForFieldName('body');
   const runs: SyntaxNode[][] = [];
-  for (const block of collectNodes(definition, (node) => node.type === 'block')) {
+  for (const block of statementBlocks(definition)) {
     let run: SyntaxNode[] = [];
     statementsOf(block).forEach((statement, index) => {
       const isDocstring = block.id === body?.id && index === 0 && isStringStatement(statement);

@@ -1,6 +1,6 @@
 import { EnvgenError, ERROR_CODES } from '@envgen/core';
 import { createOffsetMap, parsePython } from '@envgen/python';
-import type { Entity, SyntaxNode } from '@envgen/python';
+import type { Entity, SyntaxNode, Tree } from '@envgen/python';
 
 /** The entity kinds statement- and expression-level strategies work in. */
 export const FUNCTION_KINDS = ['function', 'method'] as const;
@@ -17,6 +17,15 @@ export interface EntityNode {
   outer: SyntaxNode;
 }
 
+// Strategies only read trees, so the tree of the source being mutated is reused across the
+// many (entity, strategy, seed) tries on one file instead of being parsed for each.
+let lastParsed: { source: string; tree: Tree } | undefined;
+
+function parseCached(source: string): Tree {
+  if (lastParsed?.source !== source) lastParsed = { source, tree: parsePython(source) };
+  return lastParsed.tree;
+}
+
 /**
  * Parses `source` and finds `entity`'s definition by its UTF-8 byte span (converted to
  * string indices). Throws when the entity does not belong to this source: entities must be
@@ -26,7 +35,7 @@ export function locateEntity(source: string, entity: Entity): EntityNode {
   const offsets = createOffsetMap(source);
   const start = offsets.indexAt(entity.startByte);
   const end = offsets.indexAt(entity.endByte);
-  const outer = parsePython(source).rootNode.descendantForIndex(start, end);
+  const outer = parseCached(source).rootNode.descendantForIndex(start, end);
   const definition = outer.type === 'decorated_definition' ? outer.childForFieldName('definition') : outer;
   const body = definition?.childForFieldName('body') ?? null;
   const expectedType = entity.kind === 'class' ? 'class_definition' : 'function_definition';
@@ -70,6 +79,14 @@ export function collectNodes(
       if (!cursor.gotoParent()) return found;
     }
   }
+}
+
+/**
+ * The statement blocks under `root`, in source order. A match statement's block holds case
+ * clauses, not statements, so it is left out.
+ */
+export function statementBlocks(root: SyntaxNode): SyntaxNode[] {
+  return collectNodes(root, (node) => node.type === 'block' && node.parent?.type !== 'match_statement');
 }
 
 /** True when `statement` is a bare string expression (a docstring in first position). */

@@ -123,4 +123,8 @@ describe('swap_operands', () => {
     ].sort());
     for (const out of outs) expect(hasSyntaxErrors(out)).toBe(false);
   });
+
+  it('has no site where both operands read the same', () => {
+    expect(mutate('swap_operands', 'def h(x):\n    return x * x\n', 'h', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
+  });
 });

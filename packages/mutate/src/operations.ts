@@ -61,8 +61,13 @@ export const changeOperator: Strategy = {
   },
 };
 
-/** The two operands of a binary, boolean or single comparison expression, or null. */
+/** The two operands of a binary, boolean or single comparison expression, or null (also when they read the same). */
 function operandPair(node: SyntaxNode): [SyntaxNode, SyntaxNode] | null {
+  const pair = anyOperandPair(node);
+  return pair === null || pair[0].text === pair[1].text ? null : pair;
+}
+
+function anyOperandPair(node: SyntaxNode): [SyntaxNode, SyntaxNode] | null {
   if (node.type === 'binary_operator' || node.type === 'boolean_operator') {
     const left = node.childForFieldName('left');
     const right = node.childForFieldName('right');
@@ -165,8 +170,8 @@ const PLAIN_FLOAT = /^([0-9]+\.[0-9]*|\.[0-9]+)$/;
 
 /** True when `node` lies in a while loop's condition, where flipping a bool may never terminate. */
 function inWhileCondition(node: SyntaxNode): boolean {
-  for (let at: SyntaxNode | null = node; at?.parent != null; at = at.parent) {
-    if (at.parent.type === 'while_statement' && at.parent.childForFieldName('condition')?.id === at.id) return true;
+  for (let at = node, parent = node.parent; parent !== null; at = parent, parent = parent.parent) {
+    if (parent.type === 'while_statement' && parent.childForFieldName('condition')?.id === at.id) return true;
   }
   return false;
 }

@@ -14,9 +14,9 @@ describe.skipIf(!existsSync(PYTHON))('kept edits are valid Python for the real i
   const dir = mkdtempSync(join(tmpdir(), 'envgen-mutate-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('py_compiles every distinct kept edit of the sample module', () => {
+  it('py_compiles every distinct kept edit of the sample module', async () => {
     const { entities } = extractEntities(SAMPLE_MODULE, 'inventory.py');
-    const candidates = generateCandidates({
+    const candidates = await generateCandidates({
       source: SAMPLE_MODULE,
       path: 'inventory.py',
       entities,

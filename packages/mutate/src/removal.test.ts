@@ -19,7 +19,7 @@ describe('remove_function_body', () => {
   });
 
   it('has no site when the body already does nothing', () => {
-    for (const body of ['pass', '...', 'raise NotImplementedError("subclass")', '"""Only a docstring."""']) {
+    for (const body of ['pass', '...', 'return', 'return None', 'raise NotImplementedError("subclass")', '"""Only a docstring."""']) {
       expect(mutate('remove_function_body', `def f():\n    ${body}\n`, 'f', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
     }
   });
@@ -69,5 +69,23 @@ describe('remove_block', () => {
         'def g(xs):\n    return xs\n',
       ].sort(),
     );
+  });
+
+  it('never treats the case clauses of a match statement as statements', () => {
+    const source = `def kind(x):
+    match x:
+        case None:
+            return 0
+        case str(s):
+            log(s)
+            return 1
+        case _:
+            return 2
+`;
+    for (let seed = 0; seed < 20; seed++) {
+      for (const strategy of ['remove_block', 'shuffle_statements']) {
+        expect(mutated(strategy, source, 'kind', seed).match(/case .*:/g)).toEqual(['case None:', 'case str(s):', 'case _:']);
+      }
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { Rng } from '@envgen/core';
 import type { SyntaxNode } from '@envgen/python';
-import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity } from './entity-node.js';
+import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, statementBlocks } from './entity-node.js';
 import { applyTextEdits, deleteStatements, indentOf, ownsLines, statementsOf } from './source-text.js';
 import type { Strategy } from './types.js';
 
@@ -11,9 +11,10 @@ function codeStatements(block: SyntaxNode, isBody: boolean): SyntaxNode[] {
   return isBody && first !== undefined && isStringStatement(first) ? statements.slice(1) : statements;
 }
 
-/** True for statements that already do nothing: `pass`, `...`, `raise NotImplementedError`. */
+/** True for statements that already do nothing: `pass`, `...`, `return [None]`, `raise NotImplementedError`. */
 function isPlaceholder(statement: SyntaxNode): boolean {
   if (statement.type === 'pass_statement') return true;
+  if (statement.type === 'return_statement') return statement.namedChildren.every((child) => child.type === 'none');
   if (statement.type === 'expression_statement') return statement.namedChildren.every((child) => child.type === 'ellipsis');
   return statement.type === 'raise_statement' && /^raise\s+NotImplementedError\b/.test(statement.text);
 }
@@ -156,7 +157,7 @@ function removableRuns(source: string, facts: NameFacts, block: SyntaxNode, isBo
 function pickRun(source: string, definition: SyntaxNode, rng: Rng): StatementRun | null {
   const body = definition.childForFieldName('body');
   const facts = gatherNameFacts(definition);
-  const perBlock = collectNodes(body ?? definition, (node) => node.type === 'block')
+  const perBlock = statementBlocks(body ?? definition)
     .map((block) => removableRuns(source, facts, block, block.id === body?.id))
     .filter((runs) => runs.length > 0);
   return perBlock.length === 0 ? null : rng.pick(rng.pick(perBlock));

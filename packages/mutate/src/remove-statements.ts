@@ -53,15 +53,16 @@ export const removeWrapper: Strategy = {
   family: 'procedural',
   appliesTo: FUNCTION_KINDS,
   apply({ source, entity, rng }) {
-    const sites = statementSites(source, locateEntity(source, entity).definition, (node) => {
-      if (node.type !== 'with_statement' && node.type !== 'try_statement') return false;
-      const body = node.childForFieldName('body');
-      const first = body === null ? undefined : statementsOf(body)[0];
-      return first !== undefined && indentOf(source, first) !== null;
-    });
+    // The body statements of each with/try whose body starts on its own line.
+    const bodyOf = (node: SyntaxNode): SyntaxNode[] => {
+      const body = node.type === 'with_statement' || node.type === 'try_statement' ? node.childForFieldName('body') : null;
+      const statements = body === null ? [] : statementsOf(body);
+      return statements[0] !== undefined && indentOf(source, statements[0]) !== null ? statements : [];
+    };
+    const sites = statementSites(source, locateEntity(source, entity).definition, (node) => bodyOf(node).length > 0);
     if (sites.length === 0) return null;
     const site = rng.pick(sites);
-    const statements = statementsOf(site.childForFieldName('body') ?? site);
+    const statements = bodyOf(site);
     const first = statements[0];
     const last = statements.at(-1);
     if (first === undefined || last === undefined) return null;
