@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { createRng, makeInstanceId, silentLogger } from '@envgen/core';
 import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
 import { checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
-import type { BundleRun } from '@envgen/bundle';
+import type { BundleRun, WeakenRemoval } from '@envgen/bundle';
 import type { Strategy } from '@envgen/mutate';
 import type { PatchedFile } from '@envgen/patch';
 import { hashPatch } from '@envgen/pool';
@@ -157,7 +158,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     await cleanRunner.close();
   }
 
-  const planned = takeCandidates(planCandidates({ files, sites, strategies: options.strategies, seed: options.seed }), options.count, report);
+  const planned = await takeCandidates(planCandidates({ files, sites, strategies: options.strategies, seed: options.seed }), options.count, report);
   const combineCount = options.combine ?? Math.floor(options.count / 10);
   progress({ kind: 'start', total: planned.length + combineCount });
 
@@ -209,10 +210,16 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   return report;
 }
 
-function takeCandidates(stream: Iterable<PlannedCandidate | DroppedAttempt>, count: number, report: InjectionReport): PlannedCandidate[] {
+/**
+ * The first `count` candidates of the stream, counting drops. Yields to the event loop after
+ * every attempt: tree-sitter's binding frees parsed trees only when the loop turns, so a
+ * long synchronous run of parses would grow memory without bound.
+ */
+async function takeCandidates(stream: Iterable<PlannedCandidate | DroppedAttempt>, count: number, report: InjectionReport): Promise<PlannedCandidate[]> {
   const planned: PlannedCandidate[] = [];
   if (count <= 0) return planned;
   for (const item of stream) {
+    await setImmediatePromise();
     if (item.kind === 'dropped') {
       report.dropped[item.reason] = (report.dropped[item.reason] ?? 0) + 1;
       continue;
@@ -223,10 +230,17 @@ function takeCandidates(stream: Iterable<PlannedCandidate | DroppedAttempt>, cou
   return planned;
 }
 
-/** Node ids gone with the weakening: every parametrization of each deleted test function. */
-function removedTestIds(nodeIds: readonly string[], removed: ReadonlyArray<{ kind: string; file: string; qualifiedName: string }>): Set<string> {
-  const prefixes = removed.filter((removal) => removal.kind === 'function').map((removal) => `${removal.file}::${removal.qualifiedName.split('.').join('::')}`);
-  return new Set(nodeIds.filter((id) => prefixes.some((prefix) => id === prefix || id.startsWith(`${prefix}[`))));
+/**
+ * Node ids gone with the weakening: every test of each deleted test function, under the
+ * class that defines it and under each subclass that inherited it, every parametrization.
+ */
+function removedTestIds(nodeIds: readonly string[], removed: readonly WeakenRemoval[]): Set<string> {
+  const prefixes = new Set<string>();
+  for (const removal of removed.filter((entry) => entry.kind === 'function')) {
+    prefixes.add(`${removal.file}::${removal.qualifiedName.split('.').join('::')}`);
+    prefixes.add(removal.nodeId.replace(/\[.*\]$/s, ''));
+  }
+  return new Set(nodeIds.filter((id) => prefixes.has(id.replace(/\[.*\]$/s, ''))));
 }
 
 interface ProveContext extends RunInjectionOptions {
