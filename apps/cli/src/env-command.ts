@@ -17,7 +17,7 @@ import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, countCoverage, summarizeResults } from '@envgen/testrun';
 import type { Baseline, CollectionError, ResultSummary } from '@envgen/testrun';
-import { findMissingHostPackages } from './host-packages.js';
+import { findMissingPackages, hostDpkgQuery, sandboxDpkgQuery } from './host-packages.js';
 import type { Progress } from './progress.js';
 
 /** Options of `envgen env`. */
@@ -72,6 +72,17 @@ async function countEntities(worktree: string, files: readonly string[]): Promis
   return counts;
 }
 
+/** The profile's Debian packages missing where its tests run: on the host, or in the docker image. */
+async function findMissingPackagesWhereTestsRun(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings): Promise<string[]> {
+  if (settings.sandbox !== 'docker') return findMissingPackages(profile.aptPackages, hostDpkgQuery);
+  const sandbox = await provider.open({ worktree });
+  try {
+    return await findMissingPackages(profile.aptPackages, sandboxDpkgQuery(sandbox));
+  } finally {
+    await sandbox.dispose();
+  }
+}
+
 /** Opens the configured sandbox backend, failing early with what to install or start. */
 export async function openSandboxProvider(settings: Settings, logger: Logger): Promise<SandboxProvider> {
   const provider = createSandboxProvider(settings.sandbox, { logger, docker: { image: settings.dockerImage } });
@@ -108,9 +119,10 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);
-    const missingAptPackages = settings.sandbox === 'docker' ? [] : await findMissingHostPackages(profile.aptPackages);
+    const missingAptPackages = await findMissingPackagesWhereTestsRun(profile, provider, worktree.path, settings);
     if (missingAptPackages.length > 0) {
-      logger.warn(`the tests may need Debian packages that are not installed: apt-get install -y ${missingAptPackages.join(' ')}`);
+      const fix = settings.sandbox === 'docker' ? `docker/build-base-image.sh ${missingAptPackages.join(' ')}` : `apt-get install -y ${missingAptPackages.join(' ')}`;
+      logger.warn(`the tests may need Debian packages that are not installed where they run (${settings.sandbox} sandbox): ${fix}`);
     }
     let fromCache = false;
     const baseline: Baseline = await buildBaseline({

@@ -31,7 +31,10 @@ export function formatEnvReport(report: EnvReport): string {
   ];
   for (const error of report.collectionErrors) rows.push(['collection', `${error.nodeid}: ${error.message.split('\n')[0] ?? ''}`]);
   for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
-  if (report.missingAptPackages.length > 0) rows.push(['missing', `apt-get install -y ${report.missingAptPackages.join(' ')}`]);
+  if (report.missingAptPackages.length > 0) {
+    const fix = report.sandbox === 'docker' ? 'docker/build-base-image.sh' : 'apt-get install -y';
+    rows.push(['missing', `${fix} ${report.missingAptPackages.join(' ')}`]);
+  }
   for (const note of report.notes) rows.push(['note', note]);
   const width = Math.max(...rows.map(([label]) => label.length));
   const body = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');
