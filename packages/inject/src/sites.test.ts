@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { baselineOf, GEOMETRY, sourceFile } from './inject-fixtures.fixture.js';
-import { selectSites } from './sites.js';
+import { FILE_COST, selectSites } from './sites.js';
 
 const file = sourceFile('geo.py', GEOMETRY);
 
@@ -30,14 +30,15 @@ describe('selectSites', () => {
     expect(square?.tests).toEqual(['t.py::test_square', 't.py::test_total']);
     const init = sites.find((site) => site.key === 'geo.py:Square.__init__');
     const total = sites.find((site) => site.key === 'geo.py:total_area');
-    expect(total?.cost).toBeCloseTo(1);
-    expect(init?.cost).toBeCloseTo(1.01);
-    // Cheaper covering tests weigh more.
+    // One test in one file; two tests in one file.
+    expect(total?.cost).toBe(1 + FILE_COST);
+    expect(init?.cost).toBe(2 + FILE_COST);
+    // Fewer covering tests and files weigh more; timings do not matter (they vary run to run).
     const cheap = selectSites(
       [file],
       baselineOf(
-        { 'a::x': { outcome: 'passed', duration: 0.01 }, 'a::y': { outcome: 'passed', duration: 5 } },
-        { 'geo.py:unused': ['a::x'], 'geo.py:total_area': ['a::y'] },
+        { 'a.py::x': { outcome: 'passed', duration: 5 }, 'b.py::y': { outcome: 'passed', duration: 0.01 }, 'c.py::z': { outcome: 'passed', duration: 0.01 } },
+        { 'geo.py:unused': ['a.py::x'], 'geo.py:total_area': ['b.py::y', 'c.py::z'] },
       ),
     ).sites;
     const weight = (key: string) => cheap.find((site) => site.key === key)?.weight ?? 0;

@@ -1,6 +1,9 @@
 import type { Entity } from '@envgen/python';
 import type { Baseline } from '@envgen/testrun';
 
+/** Cost of collecting one test file, in tests: importing a test module costs more than running a test. */
+export const FILE_COST = 5;
+
 /** A source file as the injector sees it: its text and its entities. */
 export interface SourceFile {
   path: string;
@@ -16,7 +19,11 @@ export interface Site {
   key: string;
   /** Non-flaky clean-passing tests that execute the entity (for a class: any of its methods). */
   tests: string[];
-  /** Seconds those tests took in the baseline. */
+  /**
+   * What validating a bug here costs, in test-run units: one per covering test plus
+   * {@link FILE_COST} per test file to collect. Counted, not timed: timings vary from run
+   * to run, and weights drawn from them would make the same seed pick other sites.
+   */
   cost: number;
   /** Sampling weight: higher for entities whose covering tests are cheap. */
   weight: number;
@@ -51,13 +58,14 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
         skippedUncovered += 1;
         continue;
       }
-      const cost = tests.reduce((sum, nodeId) => sum + (baseline.results[nodeId]?.duration ?? 0), 0);
+      const files = new Set(tests.map((nodeId) => nodeId.split('::')[0]));
+      const cost = tests.length + FILE_COST * files.size;
       candidates.push({ path: file.path, entity, key, tests, cost });
     }
   }
   // Weight 1 / (1 + cost / typical cost): the cheapest sites are about twice as likely as typical ones.
   const costs = candidates.map((site) => site.cost).sort((a, b) => a - b);
-  const typical = Math.max(costs[Math.floor(costs.length / 2)] ?? 0, 1e-3);
+  const typical = Math.max(costs[Math.floor(costs.length / 2)] ?? 0, 1);
   const sites = candidates.map((site) => ({ ...site, weight: 1 / (1 + site.cost / typical) }));
   return { sites, skippedUncovered };
 }

@@ -1,0 +1,117 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '@envgen/config';
+import { silentLogger } from '@envgen/core';
+import { createProgress, runInject } from '@envgen/cli';
+import { openPool } from '@envgen/pool';
+import { writeFixtureRepo } from '../support/fixture-repo.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const LIB = `def add(a, b):
+    return a + b
+
+
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+def mean(values):
+    total = 0
+    for value in values:
+        total = total + value
+    return total / len(values)
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def bump(self, step=1):
+        self.count = self.count + step
+        return self.count
+`;
+
+const TESTS = `from calc import Counter, add, clamp, mean
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_clamp():
+    assert clamp(5, 0, 3) == 3
+    assert clamp(-1, 0, 3) == 0
+    assert clamp(2, 0, 3) == 2
+
+
+def test_mean():
+    assert mean([1, 2, 3]) == 2
+
+
+def test_counter():
+    counter = Counter()
+    counter.bump()
+    assert counter.bump(2) == 3
+`;
+
+function poolIds(home: string): string[] {
+  const pool = openPool(home);
+  try {
+    return [...pool.listInstances()].map((entry) => entry.instance.instance_id);
+  } finally {
+    pool.close();
+  }
+}
+
+describe('a killed envgen inject', () => {
+  it('leaves no half-written instance, and the rerun resumes to what an uninterrupted run keeps', async () => {
+    const repo = writeFixtureRepo({ 'calc.py': LIB, 'tests/test_calc.py': TESTS }, { git: true, name: 'calc' });
+    const options = { repo, count: 24, seed: 3, combine: 0, concurrency: 1 };
+
+    // Uninterrupted run in a home of its own: what the pool should end with.
+    const cleanHome = mkdtempSync(join(tmpdir(), 'envgen-home-'));
+    const quiet = createProgress({ quiet: true });
+    const uninterrupted = await runInject(options, resolveConfig({ env: { ENVGEN_HOME: cleanHome }, cwd: cleanHome }), silentLogger, quiet);
+    expect(uninterrupted.kept).toBeGreaterThan(3);
+
+    // The same run as a real process, killed with SIGKILL once it has stored a few instances.
+    const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@envgen/source', '--import', 'tsx', join(ROOT, 'test/support/run-cli.ts'), 'inject', '--repo', repo, '-n', '24', '--seed', '3', '--combine', '0', '--concurrency', '1', '--json'],
+      { cwd: ROOT, env: { ...process.env, ENVGEN_HOME: home }, stdio: 'ignore', detached: true },
+    );
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    const deadline = Date.now() + 120_000;
+    let stored = 0;
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      stored = poolIds(home).length;
+      if (stored >= 2) break;
+    }
+    process.kill(-(child.pid as number), 'SIGKILL');
+    await exited;
+    expect(stored).toBeGreaterThanOrEqual(2);
+
+    // Whatever the kill interrupted, every stored instance is whole.
+    const pool = openPool(home);
+    const before = [...pool.listInstances()].map((entry) => entry.instance.instance_id);
+    for (const id of before) expect(Object.keys(pool.readBundle(id))).toHaveLength(5);
+    pool.close();
+    expect(before.length).toBeLessThan(uninterrupted.kept);
+
+    const resumed = await runInject(options, resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home }), silentLogger, quiet);
+    expect(resumed.known).toBe(before.length);
+    expect(resumed.kept).toBe(uninterrupted.kept - before.length);
+    expect(poolIds(home)).toEqual(poolIds(cleanHome));
+  });
+});
