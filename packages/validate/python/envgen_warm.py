@@ -281,6 +281,85 @@ def _install_code_cache():
     machinery.SourceFileLoader.source_to_code = source_to_code
 
 
+# The one reader of ``ast.walk`` in ``_pytest._code.source``: it looks at statements and
+# except handlers only, so a walk that yields just those gives it the same answer.
+_STATEMENT_READER = """    for x in ast.walk(node):
+        if isinstance(x, (ast.stmt, ast.ExceptHandler)):
+"""
+_PARSED = {}
+_WALKED = {}
+_STATEMENTS_ONLY = []
+
+
+def _parse_cached(text, filename="<unknown>", mode="exec", *args, **kwargs):
+    import ast
+
+    if args or kwargs or not isinstance(text, str):
+        return ast.parse(text, filename, mode, *args, **kwargs)
+    key = (text, filename, mode)
+    tree = _PARSED.get(key)
+    if tree is None:
+        tree = _PARSED[key] = ast.parse(text, filename, mode)
+    return tree
+
+
+def _walk_cached(node):
+    import ast
+
+    entry = _WALKED.get(id(node))
+    if entry is None or entry[0] is not node:
+        nodes = ast.walk(node)
+        if _STATEMENTS_ONLY:
+            nodes = (x for x in nodes if isinstance(x, (ast.stmt, ast.ExceptHandler)))
+        entry = _WALKED[id(node)] = (node, list(nodes))
+    return iter(entry[1])
+
+
+def _install_statement_cache():
+    """Makes pytest's failure reports cheap without changing a byte of them. For each
+    traceback entry pytest parses the entry's whole file again and walks the whole tree
+    (``_pytest._code.source``): on a bug that fails a hundred tests of a large test module
+    that is seconds per run, most of a warm run. With this, each source text is parsed once
+    and each tree walked once (the trees are only read; the server parses the clean files
+    ahead, see ``_prepare_reports``), and when the module's only walk is the statement
+    reader above, the walk keeps just statements. Only the ``ast`` that module sees is
+    wrapped: the reports, with the reprs of locals and arguments in them, are unchanged."""
+    import ast
+    import inspect
+    import types
+
+    from _pytest._code import source as pytest_source
+
+    if getattr(pytest_source, "ast", None) is not ast:
+        return
+    try:
+        module_text = inspect.getsource(pytest_source)
+    except (OSError, TypeError):
+        module_text = ""
+    if module_text.count("ast.walk(") == 1 and _STATEMENT_READER in module_text:
+        _STATEMENTS_ONLY.append(True)
+    cached = types.ModuleType("ast")
+    cached.__dict__.update(ast.__dict__)
+    cached.parse = _parse_cached
+    cached.walk = _walk_cached
+    pytest_source.ast = cached
+
+
+def _prepare_reports(paths, root):
+    """Parses and walks the files as pytest's reports will read them (lines without trailing
+    whitespace, see ``_pytest._code.source.findsource``), for every child to reuse while a
+    file is unchanged (the cache is keyed by the whole text)."""
+    import tokenize
+
+    for rel in paths:
+        try:
+            with tokenize.open(os.path.join(root, rel)) as handle:
+                text = "\n".join(line.rstrip() for line in handle.readlines())
+            _walk_cached(_parse_cached(text, "source", "exec"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+
+
 def _sources(paths, root):
     """(relative path, absolute path, bytes) of each readable file."""
     for rel in paths:
@@ -319,6 +398,7 @@ def _rewrite(paths, root):
 def _preload(request, root):
     _rewrite(request.get("rewrite") or [], root)
     _compile(request.get("compile") or [], root)
+    _prepare_reports((request.get("rewrite") or []) + (request.get("compile") or []), root)
     failed = []
     for name in request.get("modules") or []:
         try:
@@ -344,6 +424,7 @@ def main():
     _OWN_PID_NAMESPACE = "--own-pid-namespace" in sys.argv[2:]
     _install_rewrite_cache()
     _install_code_cache()
+    _install_statement_cache()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".tmp")
     listener.listen(1)

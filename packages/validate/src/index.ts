@@ -13,6 +13,7 @@ export type {
   ValidationInput,
   ValidationMode,
   ValidationOutcome,
+  PhaseSeconds,
   Validator,
   ValidatorOptions,
 } from './types.js';

@@ -47,6 +47,14 @@ export type ValidationMode =
   /** Fresh sandbox and full suite, as the reference does (the warm run could not be trusted). */
   | 'reference';
 
+/**
+ * Seconds per phase of one candidate on the fast path: `resolve` (read the clean files),
+ * `plan`, then per warm run `write` (files into the tree), `request` (socket round trip and
+ * reading the results, `child` of it inside the forked pytest), `restore` and `check` (the
+ * tree is clean again); a second run (the suite after a covering run) adds to the same phases.
+ */
+export type PhaseSeconds = Record<string, number>;
+
 /** A verdict with how it was reached. */
 export interface ValidationOutcome {
   verdict: Verdict;
@@ -56,6 +64,7 @@ export interface ValidationOutcome {
   /** Tests run for this verdict. */
   testsRun: number;
   seconds: number;
+  phases: PhaseSeconds;
 }
 
 /** The fast validator: same verdicts and FAIL_TO_PASS/PASS_TO_PASS sets as the reference. */

@@ -6,6 +6,8 @@ import type { Verdict } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
 import { mapCoverage } from '@envgen/testrun';
+import { startClock } from './clock.js';
+import type { Clock } from './clock.js';
 import { planRun } from './plan.js';
 import type { PlanContext, RunPlan } from './plan.js';
 import { validateReference } from './reference.js';
@@ -115,20 +117,23 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     throw new EnvgenError('test-run-failed', `The fast validator could not start: ${describeError(error)}. Check the baseline with \`envgen env\`, or validate with the reference path.`, { cause: error });
   }
 
-  const reference = async (input: ValidationInput, why: string, started: number): Promise<ValidationOutcome> => {
+  const reference = async (input: ValidationInput, why: string, clock: Clock): Promise<ValidationOutcome> => {
     const verdict = await validateReference({ ...options, limits, candidate: input.candidate, files: input.files });
-    return { verdict, mode: 'reference', why, testsRun: Object.keys(options.baseline.results).length, seconds: (performance.now() - started) / 1000 };
+    clock.lap('reference');
+    return { verdict, mode: 'reference', why, testsRun: Object.keys(options.baseline.results).length, seconds: clock.total(), phases: clock.phases };
   };
 
-  const runSuite = async (worker: WarmWorker, files: ChangedFile[], why: string, started: number): Promise<ValidationOutcome> => {
-    const { run } = await worker.runWith(files, { timeoutMs });
-    return { verdict: verdictOfRun(options.baseline, run), mode: 'suite', why, testsRun: Object.keys(run.results).length, seconds: (performance.now() - started) / 1000 };
+  const runSuite = async (worker: WarmWorker, files: ChangedFile[], why: string, clock: Clock): Promise<ValidationOutcome> => {
+    const { run, phases } = await worker.runWith(files, { timeoutMs });
+    clock.add(phases);
+    return { verdict: verdictOfRun(options.baseline, run), mode: 'suite', why, testsRun: Object.keys(run.results).length, seconds: clock.total(), phases: clock.phases };
   };
 
-  const runCovering = async (worker: WarmWorker, files: ChangedFile[], plan: Extract<RunPlan, { mode: 'covering' }>, started: number): Promise<ValidationOutcome> => {
-    const done = (verdict: Verdict, testsRun: number): ValidationOutcome => ({ verdict, mode: 'covering', why: plan.why, testsRun, seconds: (performance.now() - started) / 1000 });
+  const runCovering = async (worker: WarmWorker, files: ChangedFile[], plan: Extract<RunPlan, { mode: 'covering' }>, clock: Clock): Promise<ValidationOutcome> => {
+    const done = (verdict: Verdict, testsRun: number): ValidationOutcome => ({ verdict, mode: 'covering', why: plan.why, testsRun, seconds: clock.total(), phases: clock.phases });
     if (plan.tests.length === 0) return done(judgeResults(facts.plan.stable, {}, new Set()), 0);
-    const { run, treeChanged } = await worker.runWith(files, { timeoutMs, nodeIds: plan.tests });
+    const { run, treeChanged, phases } = await worker.runWith(files, { timeoutMs, nodeIds: plan.tests });
+    clock.add(phases);
     if (run.status === 'timeout') return done(verdictOfStatus(run.status, run.seconds, run.output) as Verdict, plan.tests.length);
     // Whatever the covering tests could not show alone goes to the suite: a crash, a test
     // missing, a run near the limit, or files left in the tree for later tests to see.
@@ -136,26 +141,29 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const slow = run.seconds > (timeoutMs / 1000) * COVERING_SHARE_OF_LIMIT;
     if (run.status !== 'completed' || missing.length > 0 || slow || treeChanged) {
       const because = run.status !== 'completed' ? run.status : missing.length > 0 ? `${missing.length} tests missing` : slow ? 'near the limit' : 'changed the tree';
-      return runSuite(worker, files, `${plan.why}; covering run ${because}`, started);
+      return runSuite(worker, files, `${plan.why}; covering run ${because}`, clock);
     }
     return done(judgeResults(facts.plan.stable, run.results, new Set(plan.tests)), plan.tests.length);
   };
 
   const validateOn = async (worker: WarmWorker, input: ValidationInput): Promise<ValidationOutcome> => {
-    const started = performance.now();
+    const clock = startClock();
     const resolved = await resolveCandidateFiles(options.worktree, input.files);
+    clock.lap('resolve');
     if (!resolved.ok) {
-      return { verdict: { kind: 'rejected', reason: 'apply-failed', detail: resolved.detail }, mode: 'covering', why: 'bad files', testsRun: 0, seconds: 0 };
+      return { verdict: { kind: 'rejected', reason: 'apply-failed', detail: resolved.detail }, mode: 'covering', why: 'bad files', testsRun: 0, seconds: clock.total(), phases: clock.phases };
     }
     const plan = planRun(resolved.files, facts.plan);
+    clock.lap('plan');
     const observed = plan.mode === 'covering' ? plan.tests : facts.plan.stable;
-    if (observed.some((nodeId) => facts.unstable.has(nodeId))) return reference(input, `${plan.why}; observed tests behave differently warm`, started);
+    if (observed.some((nodeId) => facts.unstable.has(nodeId))) return reference(input, `${plan.why}; observed tests behave differently warm`, clock);
     try {
-      return plan.mode === 'covering' ? await runCovering(worker, resolved.files, plan, started) : await runSuite(worker, resolved.files, plan.why, started);
+      return plan.mode === 'covering' ? await runCovering(worker, resolved.files, plan, clock) : await runSuite(worker, resolved.files, plan.why, clock);
     } catch (error) {
       logger.warn('the warm interpreter failed; restarting it and validating this candidate the reference way', { error: describeError(error) });
       await worker.reset();
-      return reference(input, `${plan.why}; warm interpreter failed`, started);
+      clock.lap('reset');
+      return reference(input, `${plan.why}; warm interpreter failed`, clock);
     }
   };
 

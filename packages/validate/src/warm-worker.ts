@@ -6,6 +6,8 @@ import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { copyTree, diffSnapshots, hostPath, overwriteFile, snapshotTree, stampPath } from './tree.js';
 import type { ChangedFile, EntryStamp } from './tree.js';
+import type { PhaseSeconds } from './types.js';
+import { startClock } from './clock.js';
 import { startWarmServer } from './warm-server.js';
 import type { WarmRun, WarmRunOptions, WarmServer } from './warm-server.js';
 
@@ -30,7 +32,7 @@ export interface WarmWorker {
    * `treeChanged` tells that the run left something else changed in the tree (a state the
    * next test of a full suite would have seen).
    */
-  runWith(files: readonly ChangedFile[], options: WarmRunOptions): Promise<{ run: WarmRun; treeChanged: boolean }>;
+  runWith(files: readonly ChangedFile[], options: WarmRunOptions): Promise<{ run: WarmRun; treeChanged: boolean; phases: PhaseSeconds }>;
   /** Runs on the clean tree. */
   run(options: WarmRunOptions): Promise<WarmRun>;
   /** Imports modules in the server (kept across restarts); returns those that came from the worktree. */
@@ -76,10 +78,14 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
 
   return {
     async runWith(files, runOptions) {
+      const clock = startClock();
       let run: WarmRun;
       try {
         for (const file of files) await overwriteFile(hostPath(tree, file.path), file.after);
+        clock.lap('write');
         run = await server.run(runOptions);
+        clock.lap('request');
+        clock.add({ child: run.seconds });
       } finally {
         // Restore in place only over regular files: anything else means the run replaced them.
         let replaced = false;
@@ -91,8 +97,11 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
         }
         if (replaced) await reset();
         else for (const file of files) clean.set(file.path, await stampPath(hostPath(tree, file.path)));
+        clock.lap('restore');
       }
-      return { run, treeChanged: await checkTree() };
+      const treeChanged = await checkTree();
+      clock.lap('check');
+      return { run, treeChanged, phases: clock.phases };
     },
     async run(runOptions) {
       const run = await server.run(runOptions);

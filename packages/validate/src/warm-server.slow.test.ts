@@ -1,0 +1,126 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Profile } from '@envgen/repo';
+import { createSandboxProvider } from '@envgen/sandbox';
+import { openPytestSandbox, runPytest } from '@envgen/testrun';
+import { startWarmServer } from './warm-server.js';
+import type { WarmServer } from './warm-server.js';
+
+const SHAPES = `import functools
+
+
+def deco(function):
+    @functools.wraps(function)
+    def wrapper(*args):
+        return function(*args)
+
+    return wrapper
+
+
+class Shape:
+    def __init__(self, sides):
+        self.sides = sides
+
+    def __repr__(self):
+        return "Shape(%d)" % self.sides
+
+    @deco
+    def area(self, size):
+        try:
+            if self.sides < 3:
+                raise ValueError(
+                    "not a polygon: %d sides"
+                    % self.sides
+                )
+        finally:
+            size = size + 0
+        return size * size
+`;
+
+const TESTS = `import pytest
+
+from shapes import Shape
+
+
+def test_line():
+    line = Shape(2)
+    assert line.area(
+        3,
+    ) == 9
+
+
+class TestShapes:
+    @pytest.mark.parametrize("sides", [1, 2])
+    def test_degenerate(self, sides):
+        assert Shape(sides).area(2) == 4
+
+    def test_compare(self):
+        expected = {"sides": 4, "name": "square", "corners": [1, 2, 3, 4]}
+        assert {"sides": 4, "name": "square", "corners": [1, 2, 3, 5]} == expected
+
+    def test_ok(self):
+        assert Shape(4).area(2) == 4
+
+
+def test_nested():
+    def inner(value):
+        if value:
+            return Shape(value).area(1)
+        return None
+
+    for value in (4, 1):
+        inner(value)
+`;
+
+/**
+ * The last 3000 characters of pytest's output (both sides keep a tail of it) without what
+ * differs run to run: timings and object addresses.
+ */
+function normalize(output: string): string {
+  return output.replace(/ in \d+\.\d+s/g, ' in Ns').replace(/0x[0-9a-f]+/g, '0x').trimEnd().slice(-3000);
+}
+
+describe('the warm server', () => {
+  let root: string;
+  let server: WarmServer;
+  const provider = createSandboxProvider('local');
+  const profile: Profile = {
+    python: '/usr/bin/python3', env: { PYTHONHASHSEED: '0' }, aptPackages: [], install: [], testArgs: ['test_shapes.py'], testGlobs: ['test_*.py'],
+    sourceFiles: ['shapes.py'], testFiles: ['test_shapes.py'], deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-warm-reports-'));
+    for (const [path, content] of Object.entries({ 'shapes.py': SHAPES, 'test_shapes.py': TESTS })) {
+      await mkdir(dirname(join(root, path)), { recursive: true });
+      await writeFile(join(root, path), content);
+    }
+    server = await startWarmServer({ provider, worktree: root, profile });
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('prints failure reports byte for byte as a fresh pytest does, with its caches warm', async () => {
+    const target = await openPytestSandbox(provider, { worktree: root });
+    let plain: string;
+    try {
+      plain = (await runPytest(target, profile, { timeoutMs: 60_000 })).output;
+    } finally {
+      await target.close();
+    }
+    expect(await server.preload(['pytest'])).toEqual({ failed: [], inside: [] });
+    // Twice: the second run reads the trees the first one parsed.
+    for (let round = 0; round < 2; round++) {
+      const warm = await server.run({ timeoutMs: 60_000 });
+      expect(Object.values(warm.results).filter((result) => result.outcome === 'failed')).toHaveLength(5);
+      expect(normalize(warm.output)).toBe(normalize(plain));
+    }
+    expect(normalize(plain)).toContain('not a polygon: 1 sides');
+    expect(normalize(plain)).toContain('def test_nested():');
+  });
+});
