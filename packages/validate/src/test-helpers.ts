@@ -10,7 +10,7 @@ import type { Logger } from '@envgen/core';
 import { STRATEGIES, applyStrategy } from '@envgen/mutate';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
-import { acquireRepo, createWorktree, detectProfile, parseRepoSpec } from '@envgen/repo';
+import { acquireRepo, createWorktree, detectProfile, loadProfileOverrides, parseRepoSpec, shippedProfilesDir } from '@envgen/repo';
 import type { Profile, Worktree } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
@@ -35,7 +35,9 @@ export interface CorpusProject {
 export async function prepareCorpusProject(spec: string, logger: Logger = silentLogger): Promise<CorpusProject> {
   const repo = await acquireRepo(parseRepoSpec(spec), { home: TEST_HOME, logger });
   const worktree = await createWorktree(repo, { home: TEST_HOME });
-  const profile = await detectProfile(worktree.path, { aptPackages: repo.aptPackages });
+  // The shipped profile files apply, as in `envgen inject` (e.g. toolz deselects its hanging test_fold).
+  const overrides = await loadProfileOverrides(repo.owner, repo.name, { profilesDirs: [shippedProfilesDir()] });
+  const profile = await detectProfile(worktree.path, { aptPackages: repo.aptPackages, overrides });
   const provider = createSandboxProvider('local', { logger });
   const baseline = await buildBaseline({ worktree: worktree.path, commit: repo.commit, profile, sandboxProvider: provider, home: TEST_HOME, logger });
   return { name: `${repo.owner}/${repo.name}`, worktree, profile, baseline, provider };
