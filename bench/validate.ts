@@ -93,16 +93,17 @@ for (const spec of repos) {
 
     console.log(`\n${project.name}: ${inputs.length} candidates, ${kept} kept, ${Object.keys(project.baseline.results).length} tests, ${concurrency} sandboxes each way, ${runs} run(s)`);
     const byStrategy = new Map<string, { tried: number; kept: number }>();
-    const byMode = new Map<string, { count: number; seconds: number }>();
+    const byMode = new Map<string, { count: number; seconds: number; phases: Record<string, number> }>();
     inputs.forEach((input, index) => {
       const entry = byStrategy.get(input.candidate.strategy) ?? { tried: 0, kept: 0 };
       entry.tried++;
       if (last.verdicts[index]?.kind === 'instance') entry.kept++;
       byStrategy.set(input.candidate.strategy, entry);
       const outcome = last.outcomes[index] as ValidationOutcome;
-      const mode = byMode.get(outcome.mode) ?? { count: 0, seconds: 0 };
+      const mode = byMode.get(outcome.mode) ?? { count: 0, seconds: 0, phases: {} };
       mode.count++;
       mode.seconds += outcome.seconds;
+      for (const [phase, seconds] of Object.entries(outcome.phases)) mode.phases[phase] = (mode.phases[phase] ?? 0) + seconds;
       byMode.set(outcome.mode, mode);
       if (!sameVerdict(outcome.verdict, last.verdicts[index] as Verdict)) {
         console.log(`  DISAGREE ${input.candidate.description}: fast ${JSON.stringify(outcome.verdict).slice(0, 200)} (${outcome.why}) vs reference ${JSON.stringify(last.verdicts[index]).slice(0, 200)}`);
@@ -113,8 +114,13 @@ for (const spec of repos) {
       [...byStrategy].sort(([a], [b]) => a.localeCompare(b)).map(([name, entry]) => [name, String(entry.tried), String(entry.kept), `${Math.round((100 * entry.kept) / entry.tried)}%`]),
     ));
     console.log(formatTable(
-      ['fast mode', 'candidates', 'mean s (per candidate, in its sandbox)'],
-      [...byMode].map(([mode, entry]) => [mode, String(entry.count), (entry.seconds / entry.count).toFixed(2)]),
+      ['fast mode', 'candidates', 'mean s (per candidate, in its sandbox)', 'mean s per phase'],
+      [...byMode].map(([mode, entry]) => [
+        mode,
+        String(entry.count),
+        (entry.seconds / entry.count).toFixed(2),
+        Object.entries(entry.phases).map(([phase, seconds]) => `${phase} ${(seconds / entry.count).toFixed(3)}`).join(', '),
+      ]),
     ));
     summary.push([
       project.name,

@@ -14,7 +14,7 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   [...]}``; ``inside`` lists modules whose file lies in the worktree (the caller must then
   restart without a preload, or children would see stale project code).
 - ``{"op": "run", "args": [...], "env": {...}, "timeout": seconds, "log": path,
-  "analysis": path-or-null}`` forks a child that runs ``pytest.main(args)`` with ``env``
+  "analysis": path-or-null, "per_test": bool}`` forks a child that runs ``pytest.main(args)`` with ``env``
   added to its environment, stdout/stderr to ``log``, in its own process group and its own
   temporary directory; answers ``{"status": "exited"|"timeout"|"signaled", "code": int|null,
   "seconds": float}``. With ``analysis``, the child also writes there
@@ -22,8 +22,9 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   {relpath: [...]}}, "spawning": [nodeid, ...]}``: the modules imported from outside the
   worktree; the code objects of worktree files that ran outside any test's own protocol
   (imports, collection, hooks) or while setting up a fixture shared by several tests
-  (class, module, package or session scope); those each test ran; and the tests that
-  started processes (code run there is invisible to the tracer).
+  (class, module, package or session scope); with ``per_test``, those each test ran (else
+  ``coverage`` is empty, and the run costs far less); and the tests that started processes
+  (code run there is invisible to the tracer).
 
 The server never imports the project's own modules, so every child imports the files as
 they are on disk when it starts.
@@ -58,14 +59,17 @@ def _module_file(module):
 
 
 class _SuiteTracer:
-    """Which code objects run where: in each test's own protocol (per test), or outside
-    (imports, collection, hooks, and the set-up of fixtures shared by several tests). One
-    C profiler runs throughout; at each boundary its calls go to the current bucket. Also
-    notes the tests that start processes, whose code the profiler cannot see."""
+    """Which code objects run where: outside (imports, collection, hooks, and the set-up of
+    fixtures shared by several tests) and, with ``per_test``, in each test's own protocol.
+    One C profiler; with ``per_test`` it runs throughout and at each boundary its calls go
+    to the current bucket (building its stats is most of the cost), else it runs only
+    outside tests and its stats are read once. Also notes the tests that start processes,
+    whose code the profiler cannot see."""
 
-    def __init__(self):
+    def __init__(self, per_test):
         import _lsprof
 
+        self.per_test = per_test
         self.profiler = _lsprof.Profiler()
         self.current = None
         self.buckets = {None: set()}
@@ -91,11 +95,17 @@ class _SuiteTracer:
 
     def switch(self, key):
         self.profiler.disable()
+        if self.per_test:
+            self.collect()
+        self.current = key
+        if self.per_test or key is None:
+            self.profiler.enable(subcalls=False, builtins=False)
+
+    def collect(self):
+        """Moves the calls profiled so far to the current bucket."""
         codes = self.buckets.setdefault(self.current, set())
         codes.update(entry.code for entry in self.profiler.getstats() if not isinstance(entry.code, str))
         self.profiler.clear()
-        self.current = key
-        self.profiler.enable(subcalls=False, builtins=False)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -130,6 +140,7 @@ def _lines_by_file(codes, root):
 def _write_analysis(path, tracer, root):
     tracer.switch(None)
     tracer.profiler.disable()
+    tracer.collect()
     modules = sorted(
         name
         for name, module in list(sys.modules.items())
@@ -158,7 +169,7 @@ def _run_child(request, root):
     tracer = None
     plugins = []
     if request.get("analysis"):
-        tracer = _SuiteTracer()
+        tracer = _SuiteTracer(bool(request.get("per_test")))
         plugins.append(tracer)
         tracer.start()
     code = pytest.main(list(request["args"]), plugins=plugins)
@@ -281,14 +292,13 @@ def _install_code_cache():
     machinery.SourceFileLoader.source_to_code = source_to_code
 
 
-# The one reader of ``ast.walk`` in ``_pytest._code.source``: it looks at statements and
-# except handlers only, so a walk that yields just those gives it the same answer.
-_STATEMENT_READER = """    for x in ast.walk(node):
-        if isinstance(x, (ast.stmt, ast.ExceptHandler)):
-"""
+# sha256 of the text of ``_pytest._code.source.get_statement_startend2`` in the pytest
+# versions whose logic ``_statement_starts`` mirrors (7.x).
+_MIRRORED_STARTEND = {"798d87ef23329bbe8bad0555c7dd5f23df2eb73fcc43793fe7ef975e701319c8"}
 _PARSED = {}
 _WALKED = {}
-_STATEMENTS_ONLY = []
+_STARTS = {}
+_MIRRORED = []
 
 
 def _parse_cached(text, filename="<unknown>", mode="exec", *args, **kwargs):
@@ -308,11 +318,39 @@ def _walk_cached(node):
 
     entry = _WALKED.get(id(node))
     if entry is None or entry[0] is not node:
-        nodes = ast.walk(node)
-        if _STATEMENTS_ONLY:
-            nodes = (x for x in nodes if isinstance(x, (ast.stmt, ast.ExceptHandler)))
-        entry = _WALKED[id(node)] = (node, list(nodes))
+        entry = _WALKED[id(node)] = (node, list(ast.walk(node)))
     return iter(entry[1])
+
+
+def _statement_starts(node):
+    """The sorted 0-based first lines of the statements, decorators, except handlers and
+    ``finally``/``else`` parts of a tree, as pytest's ``get_statement_startend2`` computes
+    them on each call; computed once per tree."""
+    import ast
+
+    entry = _STARTS.get(id(node))
+    if entry is None or entry[0] is not node:
+        values = []
+        for x in ast.walk(node):
+            if isinstance(x, (ast.stmt, ast.ExceptHandler)):
+                if isinstance(x, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    values.extend(d.lineno - 1 for d in x.decorator_list)
+                values.append(x.lineno - 1)
+                for name in ("finalbody", "orelse"):
+                    part = getattr(x, name, None)
+                    if part:
+                        values.append(part[0].lineno - 2)
+        values.sort()
+        entry = _STARTS[id(node)] = (node, values)
+    return entry[1]
+
+
+def _statement_startend(lineno, node):
+    from bisect import bisect_right
+
+    values = _statement_starts(node)
+    index = bisect_right(values, lineno)
+    return values[index - 1], values[index] if index < len(values) else None
 
 
 def _install_statement_cache():
@@ -321,10 +359,12 @@ def _install_statement_cache():
     (``_pytest._code.source``): on a bug that fails a hundred tests of a large test module
     that is seconds per run, most of a warm run. With this, each source text is parsed once
     and each tree walked once (the trees are only read; the server parses the clean files
-    ahead, see ``_prepare_reports``), and when the module's only walk is the statement
-    reader above, the walk keeps just statements. Only the ``ast`` that module sees is
-    wrapped: the reports, with the reprs of locals and arguments in them, are unchanged."""
+    ahead, see ``_prepare_reports``), and where pytest's statement lookup is a version
+    ``_statement_starts`` mirrors, its statement lines are computed once per tree. Only the
+    ``ast`` that module sees is wrapped: the reports, with the reprs of locals and arguments
+    in them, are unchanged."""
     import ast
+    import hashlib
     import inspect
     import types
 
@@ -332,30 +372,39 @@ def _install_statement_cache():
 
     if getattr(pytest_source, "ast", None) is not ast:
         return
-    try:
-        module_text = inspect.getsource(pytest_source)
-    except (OSError, TypeError):
-        module_text = ""
-    if module_text.count("ast.walk(") == 1 and _STATEMENT_READER in module_text:
-        _STATEMENTS_ONLY.append(True)
     cached = types.ModuleType("ast")
     cached.__dict__.update(ast.__dict__)
     cached.parse = _parse_cached
     cached.walk = _walk_cached
     pytest_source.ast = cached
+    try:
+        text = inspect.getsource(pytest_source.get_statement_startend2)
+    except (AttributeError, OSError, TypeError):
+        return
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() in _MIRRORED_STARTEND:
+        pytest_source.get_statement_startend2 = _statement_startend
+        _MIRRORED.append(True)
 
 
 def _prepare_reports(paths, root):
     """Parses and walks the files as pytest's reports will read them (lines without trailing
     whitespace, see ``_pytest._code.source.findsource``), for every child to reuse while a
-    file is unchanged (the cache is keyed by the whole text)."""
+    file is unchanged (the cache is keyed by the whole text), and fills ``inspect``'s map of
+    module files (which each report entry consults, and which a child would otherwise build
+    from every module the server imported; it is refreshed for modules imported later)."""
+    import inspect
     import tokenize
 
+    inspect.getmodule(_prepare_reports.__code__)
     for rel in paths:
         try:
             with tokenize.open(os.path.join(root, rel)) as handle:
                 text = "\n".join(line.rstrip() for line in handle.readlines())
-            _walk_cached(_parse_cached(text, "source", "exec"))
+            tree = _parse_cached(text, "source", "exec")
+            if _MIRRORED:
+                _statement_starts(tree)
+            else:
+                _walk_cached(tree)
         except (OSError, SyntaxError, ValueError):
             continue
 
@@ -398,7 +447,6 @@ def _rewrite(paths, root):
 def _preload(request, root):
     _rewrite(request.get("rewrite") or [], root)
     _compile(request.get("compile") or [], root)
-    _prepare_reports((request.get("rewrite") or []) + (request.get("compile") or []), root)
     failed = []
     for name in request.get("modules") or []:
         try:
@@ -408,6 +456,7 @@ def _preload(request, root):
     inside = sorted(
         name for name, module in list(sys.modules.items()) if module is not None and _inside(_module_file(module), root)
     )
+    _prepare_reports((request.get("rewrite") or []) + (request.get("compile") or []), root)
     return {"ok": True, "failed": failed, "inside": inside}
 
 

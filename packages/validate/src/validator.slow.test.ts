@@ -137,7 +137,11 @@ const CANDIDATES: Record<string, ValidationInput> = {
 
 const f2p = (...names: string[]): string[] => names.map((name) => `tests/test_calc.py::${name}`).sort();
 
-describe('fast validation agrees with the reference on a fixture full of traps', () => {
+// A random hash seed makes the validator trace what each test ran itself; a pinned one takes it from the baseline.
+describe.each([
+  { seed: 'a random hash seed', env: {} },
+  { seed: 'a pinned hash seed', env: { PYTHONHASHSEED: '0' } },
+])('fast validation agrees with the reference on a fixture full of traps, with $seed', ({ env }) => {
   let root: string;
   let validator: Validator;
   let baseline: Baseline;
@@ -154,7 +158,7 @@ describe('fast validation agrees with the reference on a fixture full of traps',
       await writeFile(join(tree, path), content);
     }
     profile = {
-      python: '/usr/bin/python3', env: {}, aptPackages: [], install: [], testArgs: ['tests'], testGlobs: ['tests/**'],
+      python: '/usr/bin/python3', env, aptPackages: [], install: [], testArgs: ['tests'], testGlobs: ['tests/**'],
       sourceFiles: ['pkg/__init__.py', 'pkg/calc.py'], testFiles: ['tests/conftest.py', 'tests/test_calc.py'],
       deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
     };

@@ -5,6 +5,7 @@ import { EnvgenError, describeError, silentLogger } from '@envgen/core';
 import type { Verdict } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
+import type { Profile } from '@envgen/repo';
 import { mapCoverage } from '@envgen/testrun';
 import { startClock } from './clock.js';
 import type { Clock } from './clock.js';
@@ -39,6 +40,12 @@ interface WarmFacts {
   unstable: Set<string>;
 }
 
+/** True when every run of the profile (the baseline's too) has the same hash seed. */
+function hasPinnedHashSeed(profile: Profile): boolean {
+  const seed = profile.env['PYTHONHASHSEED'];
+  return seed !== undefined && seed !== 'random';
+}
+
 async function readSourceEntities(worktree: string, files: readonly string[]): Promise<Map<string, Entity[]>> {
   const entities = new Map<string, Entity[]>();
   for (const file of files) {
@@ -50,9 +57,11 @@ async function readSourceEntities(worktree: string, files: readonly string[]): P
 
 /**
  * What the traced clean run in the warm interpreter adds to the baseline: the functions
- * that run outside tests, the tests that start processes, the coverage under the pinned
- * hash seed (united with the baseline's, which ran under random seeds: a test's path may
- * depend on set order), and the tests that behave differently warm.
+ * that run outside tests, the tests that start processes, the tests that behave
+ * differently warm, and, when the profile leaves the hash seed random, the coverage under
+ * the warm run's seed (united with the baseline's: a test's path may depend on set order).
+ * Under a pinned seed the baseline's coverage run took the same paths, so its coverage
+ * already holds what each test ran.
  */
 function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results: Record<string, { outcome: string }>, entities: Map<string, Entity[]>): WarmFacts {
   const stable = stablePassing(options.baseline);
@@ -100,7 +109,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const first = await startWarmWorker(workerOptions);
     workers.push(first);
     const [analysisRun, ...others] = await Promise.all([
-      first.run({ timeoutMs, analyze: true }),
+      first.run({ timeoutMs, analyze: hasPinnedHashSeed(options.profile) ? 'outside' : 'per-test' }),
       ...Array.from({ length: concurrency - 1 }, () => startWarmWorker(workerOptions)),
     ]);
     workers.push(...others);

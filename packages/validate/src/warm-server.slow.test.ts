@@ -1,11 +1,13 @@
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Profile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import { openPytestSandbox, runPytest } from '@envgen/testrun';
-import { startWarmServer } from './warm-server.js';
+import { WARM_SUPPORT_DIR, startWarmServer } from './warm-server.js';
 import type { WarmServer } from './warm-server.js';
 
 const SHAPES = `import functools
@@ -68,10 +70,38 @@ def test_nested():
     def inner(value):
         if value:
             return Shape(value).area(1)
-        return None
+        else:
+            return None
 
     for value in (4, 1):
-        inner(value)
+        try:
+            inner(value)
+        except KeyError:
+            pass
+`;
+
+/** Compares pytest's statement lookup with the server's on every line of large real modules. */
+const SAME_STATEMENTS = `
+import ast, inspect, unittest.case
+from _pytest import python as pytest_python
+from _pytest._code import source
+import envgen_warm
+
+original = source.get_statement_startend2
+envgen_warm._install_statement_cache()
+assert envgen_warm._MIRRORED, "this pytest's statement lookup is not mirrored"
+checked = 0
+for module in (unittest.case, pytest_python):
+    text = inspect.getsource(module)
+    tree = ast.parse(text)
+    for lineno in range(len(text.splitlines())):
+        try:
+            expected = original(lineno, tree)
+        except IndexError:
+            continue
+        assert source.get_statement_startend2(lineno, tree) == expected, (module.__name__, lineno)
+        checked += 1
+print(checked)
 `;
 
 /**
@@ -103,6 +133,11 @@ describe('the warm server', () => {
   afterAll(async () => {
     await server.close();
     await rm(root, { recursive: true, force: true });
+  });
+
+  it('finds the same statement bounds as pytest on every line of real modules', async () => {
+    const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', SAME_STATEMENTS], { env: { ...process.env, PYTHONPATH: WARM_SUPPORT_DIR } });
+    expect(Number(stdout.trim())).toBeGreaterThan(2_000);
   });
 
   it('prints failure reports byte for byte as a fresh pytest does, with its caches warm', async () => {

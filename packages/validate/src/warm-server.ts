@@ -50,8 +50,11 @@ export interface WarmRunOptions {
   nodeIds?: string[];
   /** Wall-clock limit; the child is killed at the same soft deadline `runPytest` uses. */
   timeoutMs: number;
-  /** Also record the {@link SuiteAnalysis}. */
-  analyze?: boolean;
+  /**
+   * Also record the {@link SuiteAnalysis}: `outside` leaves its `coverage` empty (what each
+   * test ran is the baseline's, when it ran under the same hash seed), `per-test` records it.
+   */
+  analyze?: 'outside' | 'per-test';
 }
 
 /** A long-lived Python in a sandbox that has imported pytest and forks one child per run. */
@@ -276,14 +279,15 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/results-${id}.json` },
           timeout: softMs / 1000,
           log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
-          analysis: runOptions.analyze === true ? `${SANDBOX_OUT_DIR}/analysis-${id}.json` : null,
+          analysis: runOptions.analyze === undefined ? null : `${SANDBOX_OUT_DIR}/analysis-${id}.json`,
+          per_test: runOptions.analyze === 'per-test',
         },
         softMs + ANSWER_GRACE_MS,
       );
       const resultsText = await readOptional(join(outDir, `results-${id}.json`));
       const parsed = resultsText === null ? null : parseResultsFile(resultsText);
       const log = (await readOptional(join(outDir, `log-${id}.txt`))) ?? '';
-      const analysisText = runOptions.analyze === true ? await readOptional(join(outDir, `analysis-${id}.json`)) : null;
+      const analysisText = runOptions.analyze !== undefined ? await readOptional(join(outDir, `analysis-${id}.json`)) : null;
       const run: WarmRun = {
         status: statusOf(answer, parsed !== null),
         seconds: typeof answer['seconds'] === 'number' ? answer['seconds'] : 0,
