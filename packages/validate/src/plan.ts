@@ -25,6 +25,11 @@ export interface PlanContext {
   stable: readonly string[];
   /** Tests that run with every covering set: they start processes, whose code no tracer sees. */
   alwaysRun: ReadonlySet<string>;
+  /**
+   * Entities of the clean source files by path, parsed once; when given, every changed
+   * file's `before` must be exactly that clean content.
+   */
+  cleanEntities?: ReadonlyMap<string, readonly Entity[]>;
 }
 
 const DOCSTRING_START = /^[rRuU]?("""|'''|"|')/;
@@ -97,12 +102,12 @@ function inBody(entity: Entity, source: Buffer, start: number, end: number): boo
  * The function or method whose body alone a file's change lies in, or why there is none.
  * The body excludes the signature, decorators and a leading docstring: those are read
  * without calling the function (at definition time, by `inspect`, by doctest collection).
+ * `oldEntities` are those of `file.before`, when already parsed.
  */
-export function locateBodyChange(file: ChangedFile): { entity: Entity } | { reason: string } {
+export function locateBodyChange(file: ChangedFile, oldEntities: readonly Entity[] = extractEntities(file.before, file.path).entities): { entity: Entity } | { reason: string } {
   const before = Buffer.from(file.before, 'utf8');
   const after = Buffer.from(file.after, 'utf8');
   if (before.equals(after)) return { reason: `${file.path} is unchanged` };
-  const oldEntities = extractEntities(file.before, file.path).entities;
   const newEntities = extractEntities(file.after, file.path).entities;
   let reason = '';
   for (const region of placements(before, after)) {
@@ -129,7 +134,7 @@ export function planRun(files: readonly ChangedFile[], context: PlanContext): Ru
   const keys: string[] = [];
   for (const file of files) {
     if (!context.sourceFiles.has(file.path)) return { mode: 'suite', why: `${file.path} is not a source file of the profile` };
-    const located = locateBodyChange(file);
+    const located = locateBodyChange(file, context.cleanEntities?.get(file.path));
     if ('reason' in located) return { mode: 'suite', why: located.reason };
     const key = entityKey(file.path, located.entity.qualifiedName);
     if (context.outside.has(key)) return { mode: 'suite', why: `${key} runs at import time or in a shared fixture` };

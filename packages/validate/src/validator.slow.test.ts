@@ -138,10 +138,12 @@ const CANDIDATES: Record<string, ValidationInput> = {
 const f2p = (...names: string[]): string[] => names.map((name) => `tests/test_calc.py::${name}`).sort();
 
 // A random hash seed makes the validator trace what each test ran itself; a pinned one takes it from the baseline.
-describe.each([
+const SEEDS: { seed: string; env: Record<string, string> }[] = [
   { seed: 'a random hash seed', env: {} },
   { seed: 'a pinned hash seed', env: { PYTHONHASHSEED: '0' } },
-])('fast validation agrees with the reference on a fixture full of traps, with $seed', ({ env }) => {
+];
+
+describe.each(SEEDS)('fast validation agrees with the reference on a fixture full of traps, with $seed', ({ env }) => {
   let root: string;
   let validator: Validator;
   let baseline: Baseline;

@@ -73,7 +73,7 @@ function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results:
   }
   const unstable = new Set(stable.filter((nodeId) => results[nodeId]?.outcome !== 'passed'));
   return {
-    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, stable, alwaysRun: new Set(analysis.spawning) },
+    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, stable, alwaysRun: new Set(analysis.spawning), cleanEntities: entities },
     unstable,
   };
 }
