@@ -82,7 +82,8 @@ function startWorker(script: string, args: string[], onLine?: (lines: string[]) 
     stderr += chunk;
   });
   const exited = new Promise<number | null>((resolve) => {
-    child.on('exit', (code) => {
+    // 'close', not 'exit': only then has all of the child's output been read.
+    child.on('close', (code) => {
       if (code !== 0 && code !== null) throw new Error(`pool worker failed (${code}): ${stderr}`);
       markReady();
       resolve(code);
