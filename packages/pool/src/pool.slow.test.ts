@@ -46,7 +46,8 @@ process.stdin.once('data', () => {
     for (let n = 0; n < Number(args[1]); n += 1) pool.recordAttempt(args[0], { reward: Number(args[2]), solved: args[3] === 'true' });
   }
   pool.close();
-  process.exit(0);
+  // Exit once everything written to stdout has been handed to the pipe.
+  process.stdout.write('', () => process.exit(0));
 });
 `,
   );
@@ -163,8 +164,9 @@ describe('pool across processes', () => {
     workers.forEach(go);
     expect(await Promise.all(workers.map((worker) => worker.exited))).toEqual([0, 0]);
     const all = workers.flatMap((worker) => worker.lines);
-    expect(all.filter((status) => status === 'added')).toHaveLength(60);
-    expect(all.filter((status) => status === 'exists')).toHaveLength(60);
+    const counts: Record<string, number> = {};
+    for (const status of all) counts[status] = (counts[status] ?? 0) + 1;
+    expect(counts).toEqual({ added: 60, exists: 60 });
     const pool = openPool(home);
     expect(pool.count()).toBe(60);
     expect(readdirSync(join(pool.dir, 'bundles'))).toHaveLength(60);
