@@ -136,7 +136,9 @@ class SqlitePool implements Pool {
   private precheck(instance: Instance, patchHash: string): AddResult | undefined {
     if (this.hasInstance(instance.instance_id)) return { status: 'exists' };
     const duplicateOf = this.findDuplicatePatch(instance, patchHash);
-    return duplicateOf === undefined ? undefined : { status: 'duplicate-patch', duplicateOf };
+    if (duplicateOf === undefined) return undefined;
+    // Another process may commit this very instance between the two reads above.
+    return duplicateOf === instance.instance_id ? { status: 'exists' } : { status: 'duplicate-patch', duplicateOf };
   }
 
   addInstance(instance: Instance, bundle: BundleFiles): AddResult {
