@@ -30,7 +30,9 @@ export type RejectionReason =
   | 'no-passing-test'
   | 'timeout'
   | 'crashed'
-  | 'check-failed';
+  | 'check-failed'
+  /** Another bug of the same repo, commit and strategy has the same instance id (hash8 is 32 bits). */
+  | 'id-collision';
 
 /** The validation verdict of one candidate. */
 export type Verdict =
@@ -80,4 +82,49 @@ export interface Instance {
   description: string;
   parents?: string[];
   created_at: string;
+}
+
+/** How a problem statement was made (issue 4): chosen per instance and recorded with it. */
+export type ProblemStatementKind = 'tests' | 'self-play' | 'issue';
+
+/** Tokens an LLM call used, as the OpenAI API reports them. */
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** The text an agent is given for an instance, with how it was made. */
+export interface ProblemStatement {
+  kind: ProblemStatementKind;
+  /** Never empty. */
+  text: string;
+  /** For `issue`: the model that wrote it and what it cost. */
+  model?: string;
+  usage?: TokenUsage;
+  created_at: string;
+}
+
+/**
+ * Where an instance's leak-free checkout comes from: a ref in a local bare mirror whose
+ * only commit holds the buggy tree (no parent, no reflog, no object of the fix).
+ */
+export interface InstanceEnvironment {
+  /** Absolute path of the bare mirror. */
+  mirror: string;
+  /** The ref naming the buggy commit, e.g. `refs/envgen/<instance_id>`. */
+  ref: string;
+  /** The buggy commit's sha. */
+  commit: string;
+}
+
+/** What the task builder adds to an instance: gold labels, problem statement, environment. */
+export interface Task {
+  instance_id: string;
+  /** Gold localization of the fix, per file (DESIGN.md "Gold localization"). */
+  file_changes: FileChanges[];
+  problem_statement: ProblemStatement;
+  environment: InstanceEnvironment;
+  /** The image the instance's tests run in (the Docker image name of its profile). */
+  image_name: string;
 }

@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   internal: 'internal',
   /** A store (the pool) was written by a newer envgen than this one. */
   storeVersion: 'store-version',
+  /** An LLM endpoint failed, or its answers stayed unusable after the allowed retries. */
+  llmFailed: 'llm-failed',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

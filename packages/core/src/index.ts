@@ -11,9 +11,14 @@ export type {
   Candidate,
   FileChanges,
   Instance,
+  InstanceEnvironment,
   LocalizationChanges,
+  ProblemStatement,
+  ProblemStatementKind,
   RejectionReason,
   StrategyFamily,
+  Task,
+  TokenUsage,
   Verdict,
 } from './contracts.js';
 export { makeInstanceId } from './instance-id.js';

@@ -254,7 +254,10 @@ interface ProveContext extends RunInjectionOptions {
 async function proveCandidate(context: ProveContext, candidate: Candidate, files: PatchedFile[]): Promise<CandidateOutcome> {
   const { repo, pool, profile } = context;
   const instanceId = makeInstanceId({ owner: repo.owner, name: repo.name, commit: repo.commit, strategy: candidate.strategy, patch: candidate.patch });
-  if (pool.hasInstance(instanceId)) return { status: 'known', instanceId };
+  if (pool.hasInstance(instanceId)) {
+    if (pool.getInstance(instanceId)?.patch === candidate.patch) return { status: 'known', instanceId };
+    return { status: 'rejected', reason: 'id-collision', detail: `another bug already has the id ${instanceId} (its 32-bit patch hash collided)`, remembered: false };
+  }
   const key = { ...context.rejectionScope, patchHash: hashPatch(candidate.patch) };
   const known = pool.getRejection(key);
   if (known) return { status: 'rejected', reason: known.reason, detail: known.detail, remembered: true };
@@ -308,5 +311,8 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   };
   const added = pool.addInstance(instance, bundle);
   if (added.status === 'duplicate-patch') return { status: 'known', instanceId: added.duplicateOf };
+  if (added.status === 'id-collision') {
+    return { status: 'rejected', reason: 'id-collision', detail: `another bug already has the id ${instanceId} (its 32-bit patch hash collided)`, remembered: false };
+  }
   return { status: added.status === 'added' ? 'kept' : 'known', instanceId };
 }

@@ -12,4 +12,5 @@ export type {
   PoolFilter,
   Rejection,
   RejectionKey,
+  SpreadRow,
 } from './types.js';

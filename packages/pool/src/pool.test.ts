@@ -7,7 +7,7 @@ import { BUNDLE_FILE_NAMES, isEnvgenError } from '@envgen/core';
 import { hashPatch, openPool } from './pool.js';
 import type { Pool } from './pool.js';
 import { SCHEMA_VERSION } from './schema.js';
-import { makeSyntheticBundle, makeSyntheticInstance, scratchBase } from './synthetic.test-support.js';
+import { makeSyntheticBundle, makeSyntheticInstance, makeSyntheticTask, scratchBase } from './synthetic.test-support.js';
 
 const homes: string[] = [];
 const pools: Pool[] = [];
@@ -30,6 +30,42 @@ function addSynthetic(pool: Pool, count: number): void {
 afterEach(() => {
   for (const pool of pools.splice(0)) pool.close();
   for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+});
+
+describe('tasks', () => {
+  it('stores a task per instance, replaces it on rebuild and lists entries with it', () => {
+    const { pool } = freshPool();
+    addSynthetic(pool, 3);
+    const [first, second] = [makeSyntheticInstance(0), makeSyntheticInstance(1)];
+    expect(pool.getTask(first.instance_id)).toBeUndefined();
+    pool.putTask(makeSyntheticTask(first));
+    const rebuilt = makeSyntheticTask(second, { problem_statement: { kind: 'issue', text: 'adding breaks', model: 'm', created_at: second.created_at } });
+    pool.putTask(makeSyntheticTask(second));
+    pool.putTask(rebuilt);
+    expect(pool.getTask(second.instance_id)).toEqual(rebuilt);
+    const entries = [...pool.listInstances()];
+    expect(entries.map((entry) => entry.task?.problem_statement.kind ?? null)).toEqual(
+      entries.map((entry) => (entry.instance.instance_id === first.instance_id ? 'tests' : entry.instance.instance_id === second.instance_id ? 'issue' : null)),
+    );
+    expect([...pool.listInstances({ hasTask: true })].map((entry) => entry.instance.instance_id).sort()).toEqual([first.instance_id, second.instance_id].sort());
+    expect(pool.count({ hasTask: false })).toBe(1);
+    expect(pool.countsBy('repo', { hasTask: true }).reduce((sum, group) => sum + group.count, 0)).toBe(2);
+  });
+
+  it('reports an id collision instead of taking another bug for a stored one', () => {
+    const { pool } = freshPool();
+    const stored = makeSyntheticInstance(0);
+    pool.addInstance(stored, makeSyntheticBundle(stored));
+    const other = { ...makeSyntheticInstance(3, { strategy: stored.strategy, repo: stored.repo, base_commit: stored.base_commit }), instance_id: stored.instance_id };
+    expect(pool.addInstance(other, makeSyntheticBundle(other))).toEqual({ status: 'id-collision' });
+    expect(pool.getInstance(stored.instance_id)?.patch).toBe(stored.patch);
+  });
+
+  it('refuses a task for an instance that is not stored', () => {
+    const { pool } = freshPool();
+    const stranger = makeSyntheticInstance(9);
+    expect(() => pool.putTask(makeSyntheticTask(stranger))).toThrow(/not in the pool/);
+  });
 });
 
 describe('openPool', () => {
@@ -186,5 +222,68 @@ describe('openPool', () => {
     }
     expect(isEnvgenError(caught, 'store-version')).toBe(true);
     expect((caught as Error).message).toMatch(/upgrade envgen or use another --home/);
+  });
+});
+
+describe('spread', () => {
+  it('counts untried, too hard, frontier and too easy instances per repo and strategy, with attempts and mean reward', () => {
+    const { pool } = freshPool();
+    addSynthetic(pool, 6);
+    // Index i: repo toolz for even i, toml for odd; strategy cycles over three.
+    const id = (index: number): string => makeSyntheticInstance(index).instance_id;
+    const record = (index: number, ...outcomes: Array<[number, boolean]>): void => {
+      for (const [reward, solved] of outcomes) pool.recordAttempt(id(index), { reward, solved });
+    };
+    record(0, [0, false], [1, false]); // toolz, change_operator: too hard
+    record(1, [3, true], [1, false]); // toml, invert_if_else: frontier (1/2)
+    record(2, [3, true]); // toolz, remove_function_body: too easy
+    record(3, [3, true], [3, true], [0, false]); // toml, change_operator: frontier (2/3)
+    // 4 (toolz, invert_if_else) and 5 (toml, remove_function_body): untried.
+
+    expect(pool.spread('repo')).toEqual([
+      // toolz: attempts 3, rewards 0 + 1 + 3 = 4; solve rates 0 and 1 → mean 1/2.
+      { key: 'pytoolz/toolz', instances: 3, untried: 1, tooHard: 1, frontier: 0, tooEasy: 1, attempts: 3, solved: 1, meanReward: 4 / 3, meanSolveRate: 0.5 },
+      // toml: attempts 5, rewards 3 + 1 + 3 + 3 + 0 = 10; solve rates 1/2 and 2/3 → mean 7/12.
+      { key: 'uiri/toml', instances: 3, untried: 1, tooHard: 0, frontier: 2, tooEasy: 0, attempts: 5, solved: 3, meanReward: 2, meanSolveRate: expect.closeTo(7 / 12, 12) },
+    ]);
+    const byStrategy = pool.spread('strategy');
+    expect(byStrategy.map((row) => [row.key, row.untried, row.tooHard, row.frontier, row.tooEasy, row.attempts])).toEqual([
+      ['change_operator', 0, 1, 1, 0, 5],
+      ['invert_if_else', 1, 0, 1, 0, 2],
+      ['remove_function_body', 1, 0, 0, 1, 1],
+    ]);
+    expect(pool.spread(null)).toEqual([
+      { key: 'all', instances: 6, untried: 2, tooHard: 1, frontier: 2, tooEasy: 1, attempts: 8, solved: 4, meanReward: 14 / 8, meanSolveRate: expect.closeTo((0 + 0.5 + 1 + 2 / 3) / 4, 12) },
+    ]);
+    // Filters narrow the selection; a strategy's rows per repo.
+    expect(pool.spread('repo', { strategy: 'change_operator' }).map((row) => [row.key, row.tooHard, row.frontier])).toEqual([
+      ['pytoolz/toolz', 1, 0],
+      ['uiri/toml', 0, 1],
+    ]);
+  });
+
+  it('is one zero row on an empty selection and no groups', () => {
+    const { pool } = freshPool();
+    expect(pool.spread('repo')).toEqual([]);
+    expect(pool.spread(null)).toEqual([
+      { key: 'all', instances: 0, untried: 0, tooHard: 0, frontier: 0, tooEasy: 0, attempts: 0, solved: 0, meanReward: null, meanSolveRate: null },
+    ]);
+  });
+});
+
+describe('dataVersion', () => {
+  it("changes when another connection commits, not for this connection's own writes", () => {
+    const { home, pool } = freshPool();
+    addSynthetic(pool, 1);
+    const id = makeSyntheticInstance(0).instance_id;
+    const before = pool.dataVersion();
+    pool.recordAttempt(id, { reward: 1, solved: false });
+    expect(pool.dataVersion()).toBe(before);
+    const other = openPool(home);
+    pools.push(other);
+    other.putTask(makeSyntheticTask(makeSyntheticInstance(0)));
+    const after = pool.dataVersion();
+    expect(after).not.toBe(before);
+    expect(pool.dataVersion()).toBe(after);
   });
 });

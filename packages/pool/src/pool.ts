@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, opendirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { EnvgenError, describeError, sha256, silentLogger } from '@envgen/core';
-import type { BundleFiles, Instance, Logger, RejectionReason } from '@envgen/core';
+import type { BundleFiles, Instance, Logger, RejectionReason, Task } from '@envgen/core';
 import { assertSafeId, hashBundle, isAbandonedStaging, isStaging, readBundleDir, stageBundle } from './bundle-dir.js';
 import { migrateSchema } from './schema.js';
 import type {
@@ -16,6 +16,7 @@ import type {
   PoolFilter,
   Rejection,
   RejectionKey,
+  SpreadRow,
 } from './types.js';
 
 /** Rows per page when streaming a listing; each page is one short query, so the connection stays free between pages. */
@@ -45,9 +46,24 @@ export interface Pool {
   count(filter?: PoolFilter): number;
   /** Instance counts per value of `column`, largest first. */
   countsBy(column: GroupColumn, filter?: PoolFilter): GroupCount[];
+  /**
+   * The difficulty spread (untried, too hard, frontier, too easy, attempts, mean reward) per
+   * value of `groupBy`, largest group first; with `groupBy` null, one row keyed `all` for
+   * the whole selection (zeros on an empty pool). One aggregate query.
+   */
+  spread(groupBy: GroupColumn | null, filter?: PoolFilter): SpreadRow[];
+  /**
+   * A number that changes whenever another connection (this process or another) commits to
+   * the index, and never for this connection's own writes (SQLite's `data_version`). Caches
+   * of what other processes write (tasks) compare it to know they may be stale.
+   */
+  dataVersion(): number;
   /** Adds one scored attempt in a single transaction; `undefined` when the instance is unknown. */
   recordAttempt(id: string, outcome: AttemptOutcome): InstanceStats | undefined;
   stats(id: string): InstanceStats | undefined;
+  /** Stores (or replaces) the task built for a stored instance; throws `store-corrupt` when the instance is unknown. */
+  putTask(task: Task): void;
+  getTask(id: string): Task | undefined;
   /** Remembers that a candidate was rejected, so a resumed run need not validate it again. */
   markRejected(key: RejectionKey, reason: RejectionReason, detail: string): void;
   getRejection(key: RejectionKey): Rejection | undefined;
@@ -74,21 +90,70 @@ function toStats(row: StatsRow): InstanceStats {
   };
 }
 
+interface SpreadSqlRow {
+  key: string;
+  instances: number;
+  untried: number | null;
+  too_hard: number | null;
+  frontier: number | null;
+  too_easy: number | null;
+  attempts: number | null;
+  solved: number | null;
+  reward_sum: number | null;
+  mean_solve_rate: number | null;
+}
+
+function toSpread(row: SpreadSqlRow): SpreadRow {
+  const attempts = row.attempts ?? 0;
+  return {
+    key: row.key,
+    instances: row.instances,
+    untried: row.untried ?? 0,
+    tooHard: row.too_hard ?? 0,
+    frontier: row.frontier ?? 0,
+    tooEasy: row.too_easy ?? 0,
+    attempts,
+    solved: row.solved ?? 0,
+    meanReward: attempts === 0 ? null : (row.reward_sum ?? 0) / attempts,
+    meanSolveRate: row.mean_solve_rate,
+  };
+}
+
+// SUM over an empty selection is NULL; toSpread turns those into zeros.
+const SPREAD_COLUMNS = `COUNT(*) AS instances,
+  SUM(i.attempts = 0) AS untried,
+  SUM(i.attempts > 0 AND i.solved = 0) AS too_hard,
+  SUM(i.solved > 0 AND i.solved < i.attempts) AS frontier,
+  SUM(i.attempts > 0 AND i.solved = i.attempts) AS too_easy,
+  SUM(i.attempts) AS attempts,
+  SUM(i.solved) AS solved,
+  SUM(i.reward_sum) AS reward_sum,
+  AVG(CASE WHEN i.attempts > 0 THEN CAST(i.solved AS REAL) / i.attempts END) AS mean_solve_rate`;
+
 function whereClause(filter: PoolFilter, afterId?: string): { sql: string; params: string[] } {
   const conditions: string[] = [];
   const params: string[] = [];
   for (const column of ['repo', 'strategy', 'family'] as const) {
     const value = filter[column];
     if (value !== undefined) {
-      conditions.push(`${column} = ?`);
+      conditions.push(`i.${column} = ?`);
       params.push(value);
     }
   }
+  if (filter.hasTask !== undefined) conditions.push(filter.hasTask ? 't.instance_id IS NOT NULL' : 't.instance_id IS NULL');
   if (afterId !== undefined) {
-    conditions.push('instance_id > ?');
+    conditions.push('i.instance_id > ?');
     params.push(afterId);
   }
   return { sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params };
+}
+
+/** Listings join the task table, so filters on it and the entries' tasks come from one query. */
+const FROM = 'FROM instances i LEFT JOIN tasks t ON t.instance_id = i.instance_id';
+
+/** Counts join the task table only when they filter on it: the join costs seconds at 100k rows. */
+function countFrom(filter: PoolFilter): string {
+  return filter.hasTask === undefined ? 'FROM instances i' : FROM;
 }
 
 class SqlitePool implements Pool {
@@ -124,6 +189,17 @@ class SqlitePool implements Pool {
     }
   }
 
+  private parseTask(body: string | null, id: string): Task | null {
+    if (body === null) return null;
+    try {
+      return JSON.parse(body) as Task;
+    } catch (error) {
+      throw new EnvgenError('store-corrupt', `the task of ${id} holds unreadable JSON (${describeError(error)}); rebuild it with: envgen tasks --rebuild`, {
+        cause: error,
+      });
+    }
+  }
+
   private findDuplicatePatch(instance: Instance, patchHash: string): string | undefined {
     const row = this.statement('SELECT instance_id FROM instances WHERE repo = ? AND base_commit = ? AND patch_hash = ?').get(
       instance.repo,
@@ -134,7 +210,9 @@ class SqlitePool implements Pool {
   }
 
   private precheck(instance: Instance, patchHash: string): AddResult | undefined {
-    if (this.hasInstance(instance.instance_id)) return { status: 'exists' };
+    const stored = this.statement('SELECT patch_hash FROM instances WHERE instance_id = ?').get(instance.instance_id) as { patch_hash: string } | undefined;
+    // hash8 is 32 bits: two different bugs of one repo, commit and strategy can share an id.
+    if (stored !== undefined) return stored.patch_hash === patchHash ? { status: 'exists' } : { status: 'id-collision' };
     const duplicateOf = this.findDuplicatePatch(instance, patchHash);
     if (duplicateOf === undefined) return undefined;
     // Another process may commit this very instance between the two reads above.
@@ -227,10 +305,12 @@ class SqlitePool implements Pool {
       // never shift the window and no statement stays open while the caller works.
       const { sql, params } = whereClause(options, after);
       const rows = this.statement(
-        `SELECT instance_id, body, attempts, solved, reward_sum FROM instances ${sql} ORDER BY instance_id LIMIT ? OFFSET ?`,
-      ).all(...params, pageSize, offset) as Array<StatsRow & { instance_id: string; body: string }>;
+        `SELECT i.instance_id, i.body, i.attempts, i.solved, i.reward_sum, t.body AS task ${FROM} ${sql} ORDER BY i.instance_id LIMIT ? OFFSET ?`,
+      ).all(...params, pageSize, offset) as Array<StatsRow & { instance_id: string; body: string; task: string | null }>;
       offset = 0;
-      for (const row of rows) yield { instance: this.parseInstance(row.body, row.instance_id), stats: toStats(row) };
+      for (const row of rows) {
+        yield { instance: this.parseInstance(row.body, row.instance_id), stats: toStats(row), task: this.parseTask(row.task, row.instance_id) };
+      }
       const last = rows.at(-1);
       if (last === undefined || rows.length < pageSize) return;
       after = last.instance_id;
@@ -240,14 +320,30 @@ class SqlitePool implements Pool {
 
   count(filter: PoolFilter = {}): number {
     const { sql, params } = whereClause(filter);
-    return (this.statement(`SELECT COUNT(*) AS n FROM instances ${sql}`).get(...params) as { n: number }).n;
+    return (this.statement(`SELECT COUNT(*) AS n ${countFrom(filter)} ${sql}`).get(...params) as { n: number }).n;
   }
 
   countsBy(column: GroupColumn, filter: PoolFilter = {}): GroupCount[] {
     const { sql, params } = whereClause(filter);
-    return this.statement(`SELECT ${column} AS key, COUNT(*) AS count FROM instances ${sql} GROUP BY ${column} ORDER BY count DESC, key`).all(
+    return this.statement(`SELECT i.${column} AS key, COUNT(*) AS count ${countFrom(filter)} ${sql} GROUP BY i.${column} ORDER BY count DESC, key`).all(
       ...params,
     ) as GroupCount[];
+  }
+
+  spread(groupBy: GroupColumn | null, filter: PoolFilter = {}): SpreadRow[] {
+    const { sql, params } = whereClause(filter);
+    if (groupBy === null) {
+      const row = this.statement(`SELECT 'all' AS key, ${SPREAD_COLUMNS} ${countFrom(filter)} ${sql}`).get(...params) as SpreadSqlRow;
+      return [toSpread(row)];
+    }
+    const rows = this.statement(
+      `SELECT i.${groupBy} AS key, ${SPREAD_COLUMNS} ${countFrom(filter)} ${sql} GROUP BY i.${groupBy} ORDER BY instances DESC, key`,
+    ).all(...params) as SpreadSqlRow[];
+    return rows.map(toSpread);
+  }
+
+  dataVersion(): number {
+    return this.statement('PRAGMA data_version').pluck().get() as number;
   }
 
   recordAttempt(id: string, outcome: AttemptOutcome): InstanceStats | undefined {
@@ -264,6 +360,21 @@ class SqlitePool implements Pool {
   stats(id: string): InstanceStats | undefined {
     const row = this.statement('SELECT attempts, solved, reward_sum FROM instances WHERE instance_id = ?').get(id) as StatsRow | undefined;
     return row === undefined ? undefined : toStats(row);
+  }
+
+  putTask(task: Task): void {
+    const result = this.statement(
+      `INSERT INTO tasks (instance_id, statement_kind, body, built_at) SELECT instance_id, ?, ?, ? FROM instances WHERE instance_id = ?
+       ON CONFLICT (instance_id) DO UPDATE SET statement_kind = excluded.statement_kind, body = excluded.body, built_at = excluded.built_at`,
+    ).run(task.problem_statement.kind, JSON.stringify(task), new Date().toISOString(), task.instance_id);
+    if (result.changes === 0) {
+      throw new EnvgenError('store-corrupt', `cannot store a task for ${task.instance_id}: the instance is not in the pool at ${this.dir}; list what is there with: envgen pool list`);
+    }
+  }
+
+  getTask(id: string): Task | undefined {
+    const row = this.statement('SELECT body FROM tasks WHERE instance_id = ?').get(id) as { body: string } | undefined;
+    return row === undefined ? undefined : (this.parseTask(row.body, id) ?? undefined);
   }
 
   markRejected(key: RejectionKey, reason: RejectionReason, detail: string): void {

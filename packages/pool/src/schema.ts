@@ -38,6 +38,13 @@ const MIGRATIONS: readonly string[] = [
      rejected_at TEXT NOT NULL,
      PRIMARY KEY (repo, base_commit, profile_hash, patch_hash)
    ) WITHOUT ROWID;`,
+  // Tasks (issue 4): one per instance, replaced when rebuilt; the instance row is never rewritten.
+  `CREATE TABLE tasks (
+     instance_id TEXT PRIMARY KEY REFERENCES instances (instance_id),
+     statement_kind TEXT NOT NULL,
+     body TEXT NOT NULL,
+     built_at TEXT NOT NULL
+   ) WITHOUT ROWID;`,
 ];
 
 /** The schema version this envgen writes. */

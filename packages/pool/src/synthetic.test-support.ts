@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { makeInstanceId } from '@envgen/core';
-import type { BundleFiles, Instance } from '@envgen/core';
+import type { BundleFiles, Instance, Task } from '@envgen/core';
 
 const STRATEGIES = ['change_operator', 'invert_if_else', 'remove_function_body'] as const;
 const REPOS = ['pytoolz/toolz', 'uiri/toml'] as const;
@@ -49,4 +49,19 @@ export function makeSyntheticBundle(instance: Instance): BundleFiles {
  */
 export function scratchBase(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+/** A task for a synthetic instance: gold on its one function, a `tests` statement. */
+export function makeSyntheticTask(instance: Instance, overrides: Partial<Task> = {}): Task {
+  const [, name = ''] = instance.repo.split('/');
+  return {
+    instance_id: instance.instance_id,
+    file_changes: [
+      { file: `${name}/core.py`, changes: { edited_entities: [`${name}/core.py:add`], edited_modules: [`${name}/core.py:add`], added_entities: [], added_modules: [] } },
+    ],
+    problem_statement: { kind: 'tests', text: `${instance.FAIL_TO_PASS.join('\n')} fails`, created_at: instance.created_at },
+    environment: { mirror: '/nonexistent/envs.git', ref: `refs/envgen/${instance.instance_id}`, commit: 'e'.repeat(40) },
+    image_name: 'envgen/python:bookworm',
+    ...overrides,
+  };
 }

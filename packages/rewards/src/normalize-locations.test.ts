@@ -162,4 +162,22 @@ describe('normalizeLocations', () => {
       'locations[0].function_name must be a string or null',
     );
   });
+
+  it('names the field at fault, for services that answer with it', () => {
+    const fieldOf = (result: NormalizeLocationsResult): string | undefined => (result.ok ? 'ok' : result.field);
+    const ok = { file: 'a.py' };
+    expect(fieldOf(normalizeLocations(null))).toBeUndefined();
+    expect(fieldOf(normalizeLocations('{'))).toBeUndefined();
+    expect(fieldOf(normalizeLocations(7))).toBeUndefined();
+    expect(fieldOf(normalizeLocations({}))).toBe('locations');
+    expect(fieldOf(normalizeLocations({ locations: '[' }))).toBe('locations');
+    expect(fieldOf(normalizeLocations({ locations: [] }))).toBe('locations');
+    expect(fieldOf(normalizeLocations({ locations: [ok, ok, 'c.py'] }))).toBe('locations[2]');
+    expect(fieldOf(normalizeLocations({ locations: [ok, ok, { file: 3 }] }))).toBe('locations[2].file');
+    expect(fieldOf(normalizeLocations({ locations: [ok, { file: '../x.py' }] }))).toBe('locations[1].file');
+    expect(fieldOf(normalizeLocations({ locations: [{ file: '/abs.py' }] }))).toBe('locations[0].file');
+    expect(fieldOf(normalizeLocations({ locations: [{ file: './' }] }))).toBe('locations[0].file');
+    expect(fieldOf(normalizeLocations({ locations: [{ file: 'a.py', class_name: 1 }] }))).toBe('locations[0].class_name');
+    expect(fieldOf(normalizeLocations({ locations: [{ file: 'a.py', function_name: {} }] }))).toBe('locations[0].function_name');
+  });
 });

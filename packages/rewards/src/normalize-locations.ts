@@ -14,9 +14,14 @@ export interface NormalizeLocationsOptions {
 /** The outcome of reading a `localization_finish` call: its locations, or why it is invalid. */
 export type NormalizeLocationsResult =
   | { ok: true; locations: Location[] }
-  | { ok: false; reason: string };
+  /**
+   * `field`: the path of the value at fault inside the arguments (`locations`,
+   * `locations[2]`, `locations[2].file`); absent when the arguments as a whole are.
+   */
+  | { ok: false; reason: string; field?: string };
 
-type Read<T> = { ok: true; value: T } | { ok: false; reason: string };
+type Invalid = { ok: false; reason: string; field?: string };
+type Read<T> = { ok: true; value: T } | Invalid;
 
 const SHAPE = 'send {"locations": [{"file": "path/to/file.py", "class_name": "C", "function_name": "f"}]}';
 
@@ -46,10 +51,10 @@ export function normalizeLocations(
   const args = parseIfString(raw, 'the arguments');
   if (!args.ok) return args;
   if (!isRecord(args.value)) return invalid(`the arguments are not an object; ${SHAPE}`);
-  const list = parseIfString(args.value['locations'], 'locations');
+  const list = parseIfString(args.value['locations'], 'locations', 'locations');
   if (!list.ok) return list;
-  if (!Array.isArray(list.value)) return invalid(`locations is missing or not an array; ${SHAPE}`);
-  if (list.value.length === 0) return invalid('locations is empty; name at least one file');
+  if (!Array.isArray(list.value)) return invalid(`locations is missing or not an array; ${SHAPE}`, 'locations');
+  if (list.value.length === 0) return invalid('locations is empty; name at least one file', 'locations');
 
   const locations: Location[] = [];
   const seen = new Set<string>();
@@ -64,8 +69,8 @@ export function normalizeLocations(
   return { ok: true, locations };
 }
 
-function invalid(reason: string): { ok: false; reason: string } {
-  return { ok: false, reason };
+function invalid(reason: string, field?: string): Invalid {
+  return field === undefined ? { ok: false, reason } : { ok: false, reason, field };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -83,19 +88,19 @@ function readRepoRoot(repoRoot: string | undefined): string | undefined {
   return posix.normalize(repoRoot);
 }
 
-function parseIfString(value: unknown, what: string): Read<unknown> {
+function parseIfString(value: unknown, what: string, field?: string): Read<unknown> {
   if (typeof value !== 'string') return { ok: true, value };
   try {
     return { ok: true, value: JSON.parse(value) as unknown };
   } catch (error) {
-    return invalid(`${what} must be JSON when sent as a string (${describeError(error)}); ${SHAPE}`);
+    return invalid(`${what} must be JSON when sent as a string (${describeError(error)}); ${SHAPE}`, field);
   }
 }
 
 function readLocation(entry: unknown, where: string, root: string | undefined): Read<Location> {
-  if (!isRecord(entry)) return invalid(`${where} is not an object; ${SHAPE}`);
+  if (!isRecord(entry)) return invalid(`${where} is not an object; ${SHAPE}`, where);
   const rawFile = entry['file'];
-  if (typeof rawFile !== 'string') return invalid(`${where}.file is missing or not a string`);
+  if (typeof rawFile !== 'string') return invalid(`${where}.file is missing or not a string`, `${where}.file`);
   const file = normalizePath(rawFile, where, root);
   if (!file.ok) return file;
   const className = readName(entry['class_name'], `${where}.class_name`);
@@ -117,7 +122,7 @@ function readLocation(entry: unknown, where: string, root: string | undefined): 
 
 function readName(value: unknown, where: string): Read<string | null> {
   if (value === undefined || value === null) return { ok: true, value: null };
-  if (typeof value !== 'string') return invalid(`${where} must be a string or null`);
+  if (typeof value !== 'string') return invalid(`${where} must be a string or null`, where);
   return { ok: true, value: nonEmpty(value) };
 }
 
@@ -127,21 +132,22 @@ function nonEmpty(text: string): string | null {
 }
 
 function normalizePath(raw: string, where: string, root: string | undefined): Read<string> {
+  const field = `${where}.file`;
   let path = raw.trim();
   if (posix.isAbsolute(path)) {
     if (root === undefined) {
-      return invalid(`${where}.file "${raw}" is absolute; give the path relative to the repo root`);
+      return invalid(`${where}.file "${raw}" is absolute; give the path relative to the repo root`, field);
     }
     // relative() works on normalized absolute paths; outside the root it starts with `..`.
     path = posix.relative(root, path);
     if (path === '' || path === '..' || path.startsWith('../')) {
-      return invalid(`${where}.file "${raw}" is not inside the repo ${root}; give a path to a file in the repo`);
+      return invalid(`${where}.file "${raw}" is not inside the repo ${root}; give a path to a file in the repo`, field);
     }
   }
   const normalized = posix.normalize(path).replace(/\/+$/, '');
   if (normalized === '..' || normalized.startsWith('../')) {
-    return invalid(`${where}.file "${raw}" leaves the repo; give the path relative to the repo root`);
+    return invalid(`${where}.file "${raw}" leaves the repo; give the path relative to the repo root`, field);
   }
-  if (normalized === '.' || normalized === '') return invalid(`${where}.file "${raw}" names no file`);
+  if (normalized === '.' || normalized === '') return invalid(`${where}.file "${raw}" names no file`, field);
   return { ok: true, value: normalized };
 }
