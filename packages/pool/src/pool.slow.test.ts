@@ -66,8 +66,10 @@ function startWorker(script: string, args: string[], onLine?: (lines: string[]) 
   const lines: string[] = [];
   let stderr = '';
   let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => {
+  let failReady: (error: Error) => void = () => undefined;
+  const ready = new Promise<void>((resolve, reject) => {
     markReady = resolve;
+    failReady = reject;
   });
   let partial = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -82,14 +84,21 @@ function startWorker(script: string, args: string[], onLine?: (lines: string[]) 
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
-  const exited = new Promise<number | null>((resolve) => {
+  const exited = new Promise<number | null>((resolve, reject) => {
     // 'close', not 'exit': only then has all of the child's output been read.
     child.on('close', (code) => {
-      if (code !== 0 && code !== null) throw new Error(`pool worker failed (${code}): ${stderr}`);
-      markReady();
-      resolve(code);
+      if (code !== 0 && code !== null) {
+        const error = new Error(`pool worker failed (${code}): ${stderr}`);
+        failReady(error);
+        reject(error);
+      } else {
+        markReady();
+        resolve(code);
+      }
     });
   });
+  // A worker that fails before anyone awaits its exit fails the test through `ready` or `exited`.
+  exited.catch(() => undefined);
   return { child, lines, ready, exited };
 }
 

@@ -443,6 +443,25 @@ class SqlitePool implements Pool {
 }
 
 /**
+ * Puts the index in WAL mode (it stays so once set). Switching needs the file to itself, and
+ * SQLite answers SQLITE_BUSY at once, without its busy handler, while another process is
+ * opening a new pool too: retry with backoff until the busy timeout.
+ */
+function useWal(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waitMs = 1; ; waitMs = Math.min(waitMs * 2, 50)) {
+    try {
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!(error instanceof Database.SqliteError && error.code === 'SQLITE_BUSY') || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, waitMs);
+    }
+  }
+}
+
+/**
  * Opens (creating if needed) the pool at `<home>/pool`: the SQLite index `index.sqlite` in
  * WAL mode with a busy timeout so several processes can write, and the bundle directories
  * under `bundles/`. Cleans up after killed writers and refuses an index from a newer envgen.
@@ -451,14 +470,15 @@ export function openPool(home: string, options: OpenPoolOptions = {}): Pool {
   const dir = join(home, 'pool');
   mkdirSync(join(dir, 'bundles'), { recursive: true });
   const file = join(dir, 'index.sqlite');
+  const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
   let db: Database.Database;
   try {
-    db = new Database(file, { timeout: options.busyTimeoutMs ?? 10_000 });
+    db = new Database(file, { timeout: busyTimeoutMs });
   } catch (error) {
     throw new EnvgenError('store-corrupt', `cannot open the pool index ${file} (${describeError(error)}); check the path and its permissions`, { cause: error });
   }
   try {
-    db.pragma('journal_mode = WAL');
+    useWal(db, busyTimeoutMs);
     db.pragma('synchronous = NORMAL');
     migrateSchema(db, file);
     const pool = new SqlitePool(dir, db, options.logger ?? silentLogger);
