@@ -1,0 +1,127 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Task } from '@envgen/core';
+import { buildInstanceEnvironment, materializeInstance } from './environment.js';
+
+const scratch: string[] = [];
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+}
+
+const CLEAN = 'def add(a, b):\n    return a + b  # the one true sum of both arguments\n';
+const BUGGY = 'def add(a, b):\n    return a - b  # the one true sum of both arguments\n';
+const PATCH = `diff --git a/pkg/calc.py b/pkg/calc.py\n--- a/pkg/calc.py\n+++ b/pkg/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a + b  # the one true sum of both arguments\n+    return a - b  # the one true sum of both arguments\n`;
+
+/** A repo with two commits of history, the later one holding the clean code. */
+function makeRepo(): { dir: string; commit: string } {
+  const dir = tempDir('envgen-envsrc-');
+  git(dir, 'init', '-q', '-b', 'main');
+  writeFileSync(join(dir, 'README'), 'calc\n');
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-qm', 'first');
+  execFileSync('mkdir', ['-p', join(dir, 'pkg')]);
+  writeFileSync(join(dir, 'pkg', 'calc.py'), CLEAN);
+  writeFileSync(join(dir, 'pkg', 'run.sh'), '#!/bin/sh\necho run\n', { mode: 0o755 });
+  git(dir, 'add', '.');
+  git(dir, 'commit', '-qm', 'add calc');
+  return { dir, commit: git(dir, 'rev-parse', 'HEAD').trim() };
+}
+
+async function makeTask(home: string, source: { dir: string; commit: string }, instanceId = 'o__calc.12345678.change_operator__abcdef01'): Promise<Task> {
+  const environment = await buildInstanceEnvironment({
+    home,
+    repo: 'o/calc',
+    commit: source.commit,
+    sourceGitDir: join(source.dir, '.git'),
+    instanceId,
+    patch: PATCH,
+  });
+  return {
+    instance_id: instanceId,
+    file_changes: [],
+    problem_statement: { kind: 'tests', text: 'x fails', created_at: '2026-01-01T00:00:00Z' },
+    environment,
+    image_name: 'envgen/python:bookworm',
+  };
+}
+
+afterEach(() => {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('instance environments', () => {
+  it('materializes the buggy tree as the only commit, keeping file modes', async () => {
+    const source = makeRepo();
+    const task = await makeTask(tempDir('envgen-home-'), source);
+    const checkout = join(tempDir('envgen-co-'), 'work');
+    const made = await materializeInstance(task, checkout);
+    expect(made.commit).toBe(task.environment.commit);
+    expect(readFileSync(join(checkout, 'pkg', 'calc.py'), 'utf8')).toBe(BUGGY);
+    expect(git(checkout, 'rev-list', '--all').trim().split('\n')).toEqual([task.environment.commit]);
+    expect(git(checkout, 'ls-files', '-s', 'pkg/run.sh')).toMatch(/^100755 /);
+    expect(git(checkout, 'status', '--porcelain')).toBe('');
+    expect(git(checkout, 'log', '--format=%s|%an|%at')).toBe('Initial commit|envgen|946684800\n');
+  });
+
+  it('gives the same bug the same commit everywhere', async () => {
+    const source = makeRepo();
+    const first = await makeTask(tempDir('envgen-home-'), source);
+    const second = await makeTask(tempDir('envgen-home-'), source);
+    expect(second.environment.commit).toBe(first.environment.commit);
+  });
+
+  it('leaves no git command in the checkout a way to the fix', async () => {
+    const source = makeRepo();
+    const home = tempDir('envgen-home-');
+    // Another instance of the same repo leaves the clean calc.py reachable in the mirror.
+    const other = `diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-calc\n+calculator\n`;
+    await buildInstanceEnvironment({ home, repo: 'o/calc', commit: source.commit, sourceGitDir: join(source.dir, '.git'), instanceId: 'o__calc.12345678.x__00000002', patch: other });
+    const task = await makeTask(home, source);
+    const checkout = join(tempDir('envgen-co-'), 'work');
+    await materializeInstance(task, checkout);
+    const cleanBlob = git(source.dir, 'rev-parse', 'HEAD:pkg/calc.py').trim();
+    const fixLine = 'return a + b';
+    const everyObject = git(checkout, 'cat-file', '--batch-all-objects', '--batch-check=%(objectname) %(objecttype)');
+    expect(everyObject).not.toContain(cleanBlob);
+    const contents = execFileSync('git', ['cat-file', '--batch-all-objects', '--batch'], { cwd: checkout }).toString('utf8');
+    expect(contents).not.toContain(fixLine);
+    expect(contents).toContain('return a - b');
+    for (const args of [['log', '--all', '-p'], ['reflog', '--all'], ['stash', 'list'], ['remote', '-v'], ['fsck', '--unreachable', '--dangling', '--no-reflogs'], ['for-each-ref'], ['show-ref']]) {
+      const out = (() => {
+        try {
+          return execFileSync('git', args, { cwd: checkout, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+        } catch (error) {
+          return String((error as { stdout?: string }).stdout ?? '');
+        }
+      })();
+      expect(out, `git ${args.join(' ')}`).not.toContain(fixLine);
+      expect(out, `git ${args.join(' ')}`).not.toContain('change_operator');
+      expect(out, `git ${args.join(' ')}`).not.toContain(source.commit);
+    }
+    expect(execFileSync('ls', ['-A', join(checkout, '.git')], { encoding: 'utf8' }).split('\n')).not.toEqual(expect.arrayContaining(['FETCH_HEAD', 'logs', 'ORIG_HEAD']));
+    // Nothing in .git names the mirror or the instance.
+    const grep = spawnSync('grep', ['-rIl', '-e', 'envs', '-e', 'refs/envgen', '-e', task.instance_id, join(checkout, '.git')], { encoding: 'utf8' });
+    expect(grep.status, grep.stdout).toBe(1);
+  });
+
+  it('refuses a non-empty target and a vanished mirror with what to do', async () => {
+    const source = makeRepo();
+    const home = tempDir('envgen-home-');
+    const task = await makeTask(home, source);
+    const busy = tempDir('envgen-busy-');
+    writeFileSync(join(busy, 'x'), '');
+    await expect(materializeInstance(task, busy)).rejects.toThrow(/not empty/);
+    rmSync(task.environment.mirror, { recursive: true });
+    await expect(materializeInstance(task, join(tempDir('envgen-co-'), 'w'))).rejects.toThrow(/envgen tasks/);
+  });
+});

@@ -1,0 +1,12 @@
+export { buildTasks } from './build-tasks.js';
+export type { BuildTasksOptions, BuildTasksReport, TaskRepo } from './build-tasks.js';
+export { buildInstanceEnvironment, environmentMirrorPath, materializeInstance } from './environment.js';
+export type { BuildInstanceEnvironmentOptions, MaterializedInstance } from './environment.js';
+export { captureFailureOutput } from './failure-output.js';
+export type { CaptureFailureOutputOptions } from './failure-output.js';
+export { computeTaskGold } from './gold.js';
+export { DEFAULT_ISSUE_EXAMPLES, findLeak, fixRevealingStrings, writeIssueStatement } from './issue-statement.js';
+export type { IssueStatementInput, IssueWriterOptions, WrittenIssue } from './issue-statement.js';
+export { SELF_PLAY_INSTRUCTION, hideSourceFrames, makeSelfPlayStatement, makeTestsStatement, trimMiddle } from './statements.js';
+export type { FailingTest, TestsStatementOptions } from './statements.js';
+export { extractTestSource, nodeIdFile } from './test-source.js';
