@@ -1,0 +1,12 @@
+export { exportPool, EXPORT_FORMATS, EXPORT_LAYOUTS } from './export-pool.js';
+export type { ExportFormat, ExportPoolOptions, ExportProgressEvent, ExportResult } from './export-pool.js';
+export { selectEntries, toGroupCounts } from './select-entries.js';
+export type { ExportFilter, Selection, SelectionTally } from './select-entries.js';
+export { toCodescoutRow, toSsrMetadata, toSwesmithRow } from './rows.js';
+export type { CodescoutRow, ExportEntry, SsrMetadata, SwesmithRow } from './rows.js';
+export { HF_ARROW_SCHEMA, HF_COLUMNS, makeRecordBatch } from './hf-schema.js';
+export type { ColumnSpec, ColumnType } from './hf-schema.js';
+export { DEFAULT_ROW_GROUP_ROWS, DEFAULT_SHARD_ROWS, formatShardName, isShardName, writeHfShards } from './hf-writer.js';
+export type { HfShardOptions } from './hf-writer.js';
+export { DATASET_CARD_MARKER, formatDatasetCard } from './dataset-card.js';
+export type { DatasetCardInput } from './dataset-card.js';
