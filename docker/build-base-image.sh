@@ -24,7 +24,7 @@ mirror="${mirror:-http://deb.debian.org/debian}"
 command -v debootstrap >/dev/null || { echo "debootstrap is missing: apt-get install -y debootstrap" >&2; exit 1; }
 docker info >/dev/null 2>&1 || { echo "no Docker engine answers: run scripts/start-docker.sh" >&2; exit 1; }
 
-packages="python3,python3-pytest"
+packages="python3,python3-pytest,ripgrep"
 for extra in "$@"; do packages="$packages,$extra"; done
 
 rootfs="$(mktemp -d "${ENVGEN_ROOTFS_DIR:-/var/tmp}/envgen-rootfs.XXXXXX")"
