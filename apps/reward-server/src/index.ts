@@ -1,0 +1,2 @@
+export { EXIT, main } from './main.js';
+export type { ServerIo } from './main.js';
