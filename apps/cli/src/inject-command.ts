@@ -5,9 +5,12 @@ import type { InjectionReport } from '@envgen/inject';
 import { selectStrategies } from '@envgen/mutate';
 import { openPool } from '@envgen/pool';
 import { collectHistoricalVersions } from '@envgen/repo';
+import type { BuildTasksReport } from '@envgen/tasks';
 import { buildBaseline } from '@envgen/testrun';
 import { checkoutRepo, resolveProfile } from './env-command.js';
 import type { Progress } from './progress.js';
+import { buildRepoTasks, formatTasksReport, issueWriterOptions } from './tasks-command.js';
+import type { StatementOptions } from './tasks-command.js';
 
 /** Options of `envgen inject`. */
 export interface InjectOptions {
@@ -21,13 +24,27 @@ export interface InjectOptions {
   combine?: number;
   /** Parallel sandboxes (default: the cores). */
   concurrency?: number;
+  /** How the new instances' problem statements are written; absent or `null` builds no tasks. */
+  tasks?: StatementOptions | null;
+}
+
+/** What `envgen inject` did: the injection, then the tasks of the repo's instances that lacked one. */
+export interface InjectCommandReport extends InjectionReport {
+  tasks: BuildTasksReport | null;
 }
 
 /**
  * `envgen inject`: baseline (cached), then candidates from every strategy on covered
  * sites, validated, weakened, checked and kept in the pool.
  */
-export async function runInject(options: InjectOptions, settings: Settings, logger: Logger, progress: Progress): Promise<InjectionReport> {
+export async function runInject(
+  options: InjectOptions,
+  settings: Settings,
+  logger: Logger,
+  progress: Progress,
+  env: Record<string, string | undefined> = process.env,
+): Promise<InjectCommandReport> {
+  const llm = options.tasks === undefined || options.tasks === null ? undefined : await issueWriterOptions(options.tasks, env);
   const wanted = options.strategies;
   const withHistory = wanted === undefined || wanted.includes(HISTORY_STRATEGY);
   const strategies = wanted === undefined ? selectStrategies() : selectStrategies(wanted.filter((name) => name !== HISTORY_STRATEGY));
@@ -52,7 +69,7 @@ export async function runInject(options: InjectOptions, settings: Settings, logg
       if (versions.length > 0) strategies.push(createHistoryStrategy(versions));
     }
     progress.phase('starting the validator');
-    return await runInjection({
+    const injection = await runInjection({
       repo: { owner: repo.owner, name: repo.name, commit: repo.commit },
       worktree: worktree.path,
       profile,
@@ -70,6 +87,11 @@ export async function runInject(options: InjectOptions, settings: Settings, logg
         else progress.tick();
       },
     });
+    const tasks =
+      options.tasks === undefined || options.tasks === null
+        ? null
+        : await buildRepoTasks({ repo, worktree: worktree.path, profile, provider }, pool, { ...options.tasks, ...(llm === undefined ? {} : { llm }) }, settings, logger, progress);
+    return { ...injection, tasks };
   } finally {
     pool.close();
     await worktree.remove();
@@ -81,7 +103,7 @@ function percent(part: number, whole: number): string {
 }
 
 /** The human form of an injection report: the per-strategy table and the totals. */
-export function formatInjectReport(report: InjectionReport): string {
+export function formatInjectReport(report: InjectCommandReport): string {
   const rows = Object.entries(report.byStrategy)
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([strategy, tally]) => [strategy, String(tally.tried), String(tally.kept), String(tally.known), percent(tally.kept + tally.known, tally.tried)]);
@@ -102,5 +124,6 @@ export function formatInjectReport(report: InjectionReport): string {
     `rejected     ${rejected || 'none'}`,
     `kept         ${report.kept} new instance(s) in the pool; ${report.known} already there`,
     `time         ${report.seconds.toFixed(1)} s; ${report.secondsPerKept === null ? '–' : `${report.secondsPerKept.toFixed(2)} s`} per kept instance`,
+    ...(report.tasks === null ? [] : [`tasks        ${formatTasksReport(report.tasks)}`]),
   ].join('\n');
 }

@@ -71,7 +71,8 @@ export async function runPoolList(options: PoolListOptions, settings: Settings, 
   }
 }
 
-function formatTable(header: string[], rows: string[][], rightAligned: ReadonlySet<number>): string {
+/** A text table indented two spaces; columns in `rightAligned` are padded on the left. */
+export function formatTable(header: string[], rows: string[][], rightAligned: ReadonlySet<number>): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: string[]): string =>
     cells
