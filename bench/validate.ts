@@ -100,11 +100,12 @@ for (const spec of repos) {
       if (last.verdicts[index]?.kind === 'instance') entry.kept++;
       byStrategy.set(input.candidate.strategy, entry);
       const outcome = last.outcomes[index] as ValidationOutcome;
-      const mode = byMode.get(outcome.mode) ?? { count: 0, seconds: 0, phases: {} };
+      const modeName = outcome.resumedFrom === 'collection' ? `${outcome.mode} (from collection)` : outcome.mode;
+      const mode = byMode.get(modeName) ?? { count: 0, seconds: 0, phases: {} };
       mode.count++;
       mode.seconds += outcome.seconds;
       for (const [phase, seconds] of Object.entries(outcome.phases)) mode.phases[phase] = (mode.phases[phase] ?? 0) + seconds;
-      byMode.set(outcome.mode, mode);
+      byMode.set(modeName, mode);
       if (!sameVerdict(outcome.verdict, last.verdicts[index] as Verdict)) {
         console.log(`  DISAGREE ${input.candidate.description}: fast ${JSON.stringify(outcome.verdict).slice(0, 200)} (${outcome.why}) vs reference ${JSON.stringify(last.verdicts[index]).slice(0, 200)}`);
       }

@@ -4,13 +4,14 @@ import { entityKey } from '@envgen/testrun';
 import type { ChangedFile } from './tree.js';
 
 /**
- * Which tests can observe a candidate. `covering`: the change lies inside function bodies
- * that only run inside tests, so exactly the tests that executed them can change outcome.
- * `suite`: anything else (class- or module-level code, signatures, decorators, docstrings,
- * code run at import time or in shared fixtures, uncovered code) — the whole suite runs.
+ * Where a candidate's change can first be seen. `covering`: it lies inside the bodies of
+ * `entities`, functions that only run inside tests, so no test runs differently before the
+ * first test that covered one of them. `suite`: anything else (class- or module-level code,
+ * signatures, decorators, docstrings, code run at import time or in shared fixtures,
+ * uncovered code) — the whole suite runs from collection on.
  */
 export type RunPlan =
-  | { mode: 'covering'; tests: string[]; entities: string[]; why: string }
+  | { mode: 'covering'; entities: string[]; why: string }
   | { mode: 'suite'; why: string };
 
 /** What {@link planRun} knows about the repo. */
@@ -21,9 +22,7 @@ export interface PlanContext {
   coverage: Readonly<Record<string, readonly string[]>>;
   /** Entity keys whose code runs outside tests' own protocols (imports, collection, shared fixtures). */
   outside: ReadonlySet<string>;
-  /** Stable passing node ids in run order: the only tests whose outcome matters. */
-  stable: readonly string[];
-  /** Tests that run with every covering set: they start processes, whose code no tracer sees. */
+  /** Tests that can observe any change: they start processes, whose code no tracer sees. */
   alwaysRun: ReadonlySet<string>;
   /**
    * Entities of the clean source files by path, parsed once; when given, every changed
@@ -129,7 +128,7 @@ export function locateBodyChange(file: ChangedFile, oldEntities: readonly Entity
   return { reason };
 }
 
-/** Decides which tests must run for a candidate's files (see {@link RunPlan}). */
+/** Decides where a candidate's files can first be seen (see {@link RunPlan}). */
 export function planRun(files: readonly ChangedFile[], context: PlanContext): RunPlan {
   const keys: string[] = [];
   for (const file of files) {
@@ -141,11 +140,5 @@ export function planRun(files: readonly ChangedFile[], context: PlanContext): Ru
     if ((context.coverage[key]?.length ?? 0) === 0) return { mode: 'suite', why: `${key} has no coverage entry` };
     keys.push(key);
   }
-  const covering = new Set([...keys.flatMap((key) => context.coverage[key] ?? []), ...context.alwaysRun]);
-  return {
-    mode: 'covering',
-    tests: context.stable.filter((nodeId) => covering.has(nodeId)),
-    entities: keys,
-    why: `body of ${keys.join(', ')}`,
-  };
+  return { mode: 'covering', entities: keys, why: `body of ${keys.join(', ')}` };
 }

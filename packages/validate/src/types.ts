@@ -40,9 +40,16 @@ export interface ValidatorOptions extends ValidationContext {
 
 /** How the fast path proved a verdict, for benchmarks and logs. */
 export type ValidationMode =
-  /** Only the tests covering the changed function bodies ran. */
-  | 'covering'
-  /** The whole suite ran in the warm interpreter (class-, module- or import-time code changed). */
+  /**
+   * The changed function bodies run only inside tests: the run went on from a checkpoint of
+   * the clean suite at or before the first test that runs them, with their code swapped in,
+   * through every later test; the tests before it passed as in the clean run.
+   */
+  | 'resumed'
+  /**
+   * The whole suite ran in the warm interpreter (class-, module- or import-time code changed),
+   * from the checkpoint before collection or from scratch.
+   */
   | 'suite'
   /** Fresh sandbox and full suite, as the reference does (the warm run could not be trusted). */
   | 'reference';
@@ -51,7 +58,8 @@ export type ValidationMode =
  * Seconds per phase of one candidate on the fast path: `resolve` (read the clean files),
  * `plan`, then per warm run `write` (files into the tree), `request` (socket round trip and
  * reading the results, `child` of it inside the forked pytest), `restore` and `check` (the
- * tree is clean again); a second run (the suite after a covering run) adds to the same phases.
+ * tree is clean again); a second run (the whole suite after a resumed run near the limit)
+ * adds to the same phases.
  */
 export type PhaseSeconds = Record<string, number>;
 
@@ -63,6 +71,8 @@ export interface ValidationOutcome {
   why: string;
   /** Tests run for this verdict. */
   testsRun: number;
+  /** The checkpoint the warm run went on from: `collection`, or a test's node id. */
+  resumedFrom?: string;
   seconds: number;
   phases: PhaseSeconds;
 }

@@ -2,30 +2,32 @@ import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { EnvgenError, describeError, silentLogger } from '@envgen/core';
-import type { Verdict } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
 import type { Profile } from '@envgen/repo';
 import { mapCoverage } from '@envgen/testrun';
+import { chooseCheckpoints, firstObserver, orderDigest, pickCheckpoint, positionsOf } from './checkpoints.js';
 import { startClock } from './clock.js';
 import type { Clock } from './clock.js';
 import { planRun } from './plan.js';
-import type { PlanContext, RunPlan } from './plan.js';
+import type { PlanContext } from './plan.js';
 import { validateReference } from './reference.js';
 import { resolveCandidateFiles } from './tree.js';
 import type { ChangedFile } from './tree.js';
 import type { ValidationInput, ValidationOutcome, Validator, ValidatorOptions } from './types.js';
-import { candidateLimits, candidateProfile, judgeResults, stablePassing, verdictOfRun, verdictOfStatus } from './verdict.js';
+import { candidateLimits, candidateProfile, stablePassing, verdictOfRun } from './verdict.js';
 import { startWarmWorker } from './warm-worker.js';
 import type { WarmWorker } from './warm-worker.js';
-import type { SuiteAnalysis } from './warm-server.js';
+import type { CollectOutcome, SuiteAnalysis } from './warm-server.js';
 
 /**
- * A covering run slower than this share of the limit falls back to the suite: the
- * reference's suite, which also runs every other test, might pass the limit where the
- * covering run did not.
+ * A resumed run slower than this share of the limit runs again from scratch: the
+ * reference's run, which also runs the tests before the checkpoint and starts pytest,
+ * might pass the limit where the resumed run did not.
  */
-const COVERING_SHARE_OF_LIMIT = 0.25;
+const RESUMED_SHARE_OF_LIMIT = 0.25;
+/** Checkpoints of the clean suite each warm server keeps (one process each). */
+const CHECKPOINTS = 16;
 
 interface Job {
   input: ValidationInput;
@@ -38,6 +40,20 @@ interface WarmFacts {
   plan: PlanContext;
   /** Stable tests whose outcome in the warm interpreter differs from the baseline. */
   unstable: Set<string>;
+}
+
+/** Which checkpoints of a worker's collect may be used. */
+interface UsableCheckpoints {
+  /** The one before collection. */
+  collection: boolean;
+  /** Per checkpoint asked for: its position in the run order, or null when unusable. */
+  positions: (number | null)[];
+}
+
+/** The coverage entries of the profile's source files (the entities a candidate may change). */
+function sourceCoverage(coverage: Readonly<Record<string, readonly string[]>>, profile: Profile): Record<string, readonly string[]> {
+  const sourceFiles = new Set(profile.sourceFiles);
+  return Object.fromEntries(Object.entries(coverage).filter(([key]) => sourceFiles.has(key.slice(0, key.indexOf(':')))));
 }
 
 /** True when every run of the profile (the baseline's too) has the same hash seed. */
@@ -73,7 +89,7 @@ function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results:
   }
   const unstable = new Set(stable.filter((nodeId) => results[nodeId]?.outcome !== 'passed'));
   return {
-    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, stable, alwaysRun: new Set(analysis.spawning), cleanEntities: entities },
+    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, alwaysRun: new Set(analysis.spawning), cleanEntities: entities },
     unstable,
   };
 }
@@ -81,15 +97,24 @@ function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results:
 /**
  * The fast validator. Each of `concurrency` workers holds a copy of the clean tree and a
  * warm interpreter in its own sandbox (pytest and the suite's outside modules imported
- * once; one fork per candidate). A candidate whose change lies inside function bodies that
- * only run inside tests runs just the tests that covered them (P2P for the rest comes from
- * the baseline); any other candidate runs the whole suite warm. Results are compared with
- * the baseline exactly as {@link validateReference} does, with the same time limit.
+ * once), which keeps checkpoints of one clean run of the suite: before collection and at
+ * the start of some tests. A candidate whose change lies inside function bodies that only
+ * run inside tests goes on from the last checkpoint before the first test that runs them
+ * (every earlier test behaves as on the clean tree), with their code swapped in, through
+ * every later test: a test that never runs the changed code but reads what an earlier one
+ * left (a cache, a registry) still runs. Any other candidate runs the whole suite from the
+ * checkpoint before collection, importing the changed files afresh. Results are compared
+ * with the baseline exactly as {@link validateReference} does, with the same time limit.
  *
- * Start-up runs the clean suite once in the warm interpreter with a tracer, to learn which
- * functions run at import time, during collection or in shared fixtures (those always get
- * the whole suite) and to check that the warm interpreter reproduces the baseline (tests
- * that do not are validated the reference way).
+ * Start-up runs the clean suite in the warm interpreter with a tracer, to learn which
+ * functions run at import time or during collection (those always get the whole suite)
+ * and to check that the warm interpreter reproduces the baseline (when it does not,
+ * candidates are validated the reference way), and once in each worker to leave the
+ * checkpoints (used only when that run collected the baseline's tests in its order and
+ * every stable test passed). Under a pinned hash seed the first worker's checkpoint run is
+ * the traced run (a fixture shared by several tests then counts for the test that sets it
+ * up, as in the baseline's coverage); otherwise a separate run records what each test ran
+ * under its own seed, and shared fixtures' set-up counts as outside every test.
  */
 export async function createValidator(options: ValidatorOptions): Promise<Validator> {
   const logger = options.logger ?? silentLogger;
@@ -99,37 +124,97 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const entities = await readSourceEntities(options.worktree, options.profile.sourceFiles);
   const profile = candidateProfile(options.profile, limits);
   const workerOptions = { worktree: options.worktree, profile, provider: options.sandboxProvider, logger };
+  const order = Object.keys(options.baseline.results);
+  const stable = stablePassing(options.baseline);
+  const positions = positionsOf(order);
+  const digest = orderDigest(order);
+  let checkpointIds: string[] = [];
+  const usableMemo = new WeakMap<CollectOutcome, UsableCheckpoints>();
+  /**
+   * A checkpoint at a test is used only when the collector collected the baseline's tests in
+   * its order and every stable test passed in its clean run (their results are taken from it).
+   */
+  const usableOf = (outcome: CollectOutcome | null): UsableCheckpoints => {
+    if (outcome === null || !outcome.ok) return { collection: false, positions: [] };
+    let usable = usableMemo.get(outcome);
+    if (usable === undefined) {
+      const clean = outcome.clean;
+      const trusted = outcome.digest === digest && clean !== null && stable.every((nodeId) => clean[nodeId]?.outcome === 'passed');
+      usable = {
+        collection: outcome.collection === 'ok',
+        positions: checkpointIds.map((nodeId, index) => (trusted && outcome.checkpoints[index] === 'ok' ? (positions.get(nodeId) ?? null) : null)),
+      };
+      usableMemo.set(outcome, usable);
+    }
+    return usable;
+  };
 
   const workers: WarmWorker[] = [];
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled(workers.map((worker) => worker.close()));
   };
-  let facts: WarmFacts;
-  try {
-    const first = await startWarmWorker(workerOptions);
-    workers.push(first);
-    const [analysisRun, ...others] = await Promise.all([
-      first.run({ timeoutMs, analyze: hasPinnedHashSeed(options.profile) ? 'outside' : 'per-test' }),
-      ...Array.from({ length: concurrency - 1 }, () => startWarmWorker(workerOptions)),
-    ]);
-    workers.push(...others);
-    if (analysisRun.analysis === undefined || analysisRun.status !== 'completed') {
-      throw new Error(`the clean suite did not complete in the warm interpreter (${analysisRun.status}): ${analysisRun.output}`);
-    }
-    facts = learnFacts(options, analysisRun.analysis, analysisRun.results, entities);
-    if (facts.unstable.size > 0) logger.warn('tests behave differently in the warm interpreter; candidates they observe are validated the reference way', { tests: [...facts.unstable].slice(0, 10) });
-    const modules = analysisRun.analysis.modules;
+  let facts: WarmFacts | undefined;
+  const pinned = hasPinnedHashSeed(options.profile);
+  const preloadAll = async (modules: readonly string[]): Promise<void> => {
     const tainted = await Promise.all(workers.map((worker) => worker.preload(modules)));
     if (tainted.some((inside) => inside.length > 0)) logger.warn('preloading imported project modules; running without a preload', { modules: tainted.flat().slice(0, 10) });
+  };
+  const startWorkers = async (count: number): Promise<void> => {
+    const started = await Promise.allSettled(Array.from({ length: count }, () => startWarmWorker(workerOptions)));
+    for (const result of started) if (result.status === 'fulfilled') workers.push(result.value);
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  };
+  const collectAll = (analyzeFirst: boolean): Promise<CollectOutcome[]> =>
+    Promise.all(
+      workers.map((worker, index) =>
+        worker.collect({ checkpoints: checkpointIds, timeoutMs, analyze: analyzeFirst && index === 0 }).catch((error: unknown): CollectOutcome => ({ ok: false, why: describeError(error) })),
+      ),
+    );
+  try {
+    let collected: CollectOutcome[] | null = null;
+    if (pinned) {
+      // Under a pinned hash seed the baseline's coverage holds what each test ran, and the
+      // first worker's clean run (which leaves its checkpoints) is the analysis run too.
+      await startWorkers(concurrency);
+      await preloadAll([]);
+      checkpointIds = chooseCheckpoints({ order, coverage: sourceCoverage(options.baseline.coverage, options.profile), alwaysRun: new Set(), count: CHECKPOINTS });
+      collected = await collectAll(true);
+      const lead = collected[0];
+      if (lead?.ok === true && lead.analysis !== undefined && lead.clean !== null) {
+        facts = learnFacts(options, lead.analysis, lead.clean, entities);
+        // Without the checkpoint before collection, candidates run from scratch: import once what they import.
+        if (collected.some((outcome) => !outcome.ok || outcome.collection !== 'ok')) await preloadAll(lead.analysis.modules);
+      }
+    }
+    if (facts === undefined) {
+      if (workers.length === 0) await startWorkers(1);
+      const [analysisRun] = await Promise.all([(workers[0] as WarmWorker).run({ timeoutMs, analyze: pinned ? 'outside' : 'per-test' }), startWorkers(concurrency - workers.length)]);
+      if (analysisRun.analysis === undefined || analysisRun.status !== 'completed') {
+        throw new Error(`the clean suite did not complete in the warm interpreter (${analysisRun.status}): ${analysisRun.output}`);
+      }
+      facts = learnFacts(options, analysisRun.analysis, analysisRun.results, entities);
+      await preloadAll(analysisRun.analysis.modules);
+      if (collected === null) {
+        checkpointIds = chooseCheckpoints({ order, coverage: sourceCoverage(facts.plan.coverage, options.profile), alwaysRun: facts.plan.alwaysRun, count: CHECKPOINTS });
+        collected = await collectAll(false);
+      }
+    }
+    if (facts.unstable.size > 0) logger.warn('tests behave differently in the warm interpreter; candidates are validated the reference way', { tests: [...facts.unstable].slice(0, 10) });
+    for (const outcome of collected ?? []) {
+      if (!outcome.ok) logger.warn('the warm server kept no checkpoints of the clean suite; every candidate runs the whole suite from scratch', { why: outcome.why.slice(0, 500) });
+      else if (!usableOf(outcome).positions.some((position) => position !== null)) logger.warn('no checkpoint at a test is usable; candidates run the whole suite', { collection: outcome.collection, checkpoints: outcome.checkpoints.slice(0, 3) });
+    }
   } catch (error) {
     await closeAll();
     throw new EnvgenError('test-run-failed', `The fast validator could not start: ${describeError(error)}. Check the baseline with \`envgen env\`, or validate with the reference path.`, { cause: error });
   }
+  const warm: WarmFacts = facts;
 
   const reference = async (input: ValidationInput, why: string, clock: Clock): Promise<ValidationOutcome> => {
     const verdict = await validateReference({ ...options, limits, candidate: input.candidate, files: input.files });
     clock.lap('reference');
-    return { verdict, mode: 'reference', why, testsRun: Object.keys(options.baseline.results).length, seconds: clock.total(), phases: clock.phases };
+    return { verdict, mode: 'reference', why, testsRun: order.length, seconds: clock.total(), phases: clock.phases };
   };
 
   const runSuite = async (worker: WarmWorker, files: ChangedFile[], why: string, clock: Clock): Promise<ValidationOutcome> => {
@@ -138,21 +223,23 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     return { verdict: verdictOfRun(options.baseline, run), mode: 'suite', why, testsRun: Object.keys(run.results).length, seconds: clock.total(), phases: clock.phases };
   };
 
-  const runCovering = async (worker: WarmWorker, files: ChangedFile[], plan: Extract<RunPlan, { mode: 'covering' }>, clock: Clock): Promise<ValidationOutcome> => {
-    const done = (verdict: Verdict, testsRun: number): ValidationOutcome => ({ verdict, mode: 'covering', why: plan.why, testsRun, seconds: clock.total(), phases: clock.phases });
-    if (plan.tests.length === 0) return done(judgeResults(facts.plan.stable, {}, new Set()), 0);
-    const { run, treeChanged, phases } = await worker.runWith(files, { timeoutMs, nodeIds: plan.tests });
+  const runResumed = async (worker: WarmWorker, files: ChangedFile[], why: string, checkpoint: number, clock: Clock): Promise<ValidationOutcome> => {
+    const { run, phases } = await worker.runWith(files, { timeoutMs, resume: { changed: files.map((file) => file.path), checkpoint } });
     clock.add(phases);
-    if (run.status === 'timeout') return done(verdictOfStatus(run.status, run.seconds, run.output) as Verdict, plan.tests.length);
-    // Whatever the covering tests could not show alone goes to the suite: a crash, a test
-    // missing, a run near the limit, or files left in the tree for later tests to see.
-    const missing = plan.tests.filter((nodeId) => run.results[nodeId] === undefined);
-    const slow = run.seconds > (timeoutMs / 1000) * COVERING_SHARE_OF_LIMIT;
-    if (run.status !== 'completed' || missing.length > 0 || slow || treeChanged) {
-      const because = run.status !== 'completed' ? run.status : missing.length > 0 ? `${missing.length} tests missing` : slow ? 'near the limit' : 'changed the tree';
-      return runSuite(worker, files, `${plan.why}; covering run ${because}`, clock);
+    if (run.checkpoint === undefined) {
+      return { verdict: verdictOfRun(options.baseline, run), mode: 'suite', why: `${why}; ${run.declined ?? 'no checkpoint'}`, testsRun: Object.keys(run.results).length, seconds: clock.total(), phases: clock.phases };
     }
-    return done(judgeResults(facts.plan.stable, run.results, new Set(plan.tests)), plan.tests.length);
+    if (run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) return runSuite(worker, files, `${why}; resumed run near the limit`, clock);
+    const at = run.checkpoint >= 0 ? (checkpointIds[run.checkpoint] ?? null) : null;
+    return {
+      verdict: verdictOfRun(options.baseline, run),
+      mode: at === null ? 'suite' : 'resumed',
+      why: `${why}; ${at === null ? 'from the checkpoint before collection' : `resumed at ${at}`}${run.declined === undefined ? '' : ` (${run.declined})`}`,
+      testsRun: at === null ? order.length : order.length - (positions.get(at) ?? 0),
+      resumedFrom: at ?? 'collection',
+      seconds: clock.total(),
+      phases: clock.phases,
+    };
   };
 
   const validateOn = async (worker: WarmWorker, input: ValidationInput): Promise<ValidationOutcome> => {
@@ -160,14 +247,19 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const resolved = await resolveCandidateFiles(options.worktree, input.files);
     clock.lap('resolve');
     if (!resolved.ok) {
-      return { verdict: { kind: 'rejected', reason: 'apply-failed', detail: resolved.detail }, mode: 'covering', why: 'bad files', testsRun: 0, seconds: clock.total(), phases: clock.phases };
+      return { verdict: { kind: 'rejected', reason: 'apply-failed', detail: resolved.detail }, mode: 'suite', why: 'bad files', testsRun: 0, seconds: clock.total(), phases: clock.phases };
     }
-    const plan = planRun(resolved.files, facts.plan);
+    const plan = planRun(resolved.files, warm.plan);
     clock.lap('plan');
-    const observed = plan.mode === 'covering' ? plan.tests : facts.plan.stable;
-    if (observed.some((nodeId) => facts.unstable.has(nodeId))) return reference(input, `${plan.why}; observed tests behave differently warm`, clock);
+    // Every run sees every stable test (those before a checkpoint through the clean run).
+    if (warm.unstable.size > 0) return reference(input, `${plan.why}; tests behave differently warm`, clock);
+    const usable = usableOf(worker.collected());
+    const start = plan.mode === 'covering' ? firstObserver(plan.entities, warm.plan.coverage, warm.plan.alwaysRun, positions) : null;
+    const checkpoint = start === null ? -1 : pickCheckpoint(usable.positions, start);
     try {
-      return plan.mode === 'covering' ? await runCovering(worker, resolved.files, plan, clock) : await runSuite(worker, resolved.files, plan.why, clock);
+      return usable.collection || checkpoint >= 0
+        ? await runResumed(worker, resolved.files, plan.why, checkpoint, clock)
+        : await runSuite(worker, resolved.files, plan.why, clock);
     } catch (error) {
       logger.warn('the warm interpreter failed; restarting it and validating this candidate the reference way', { error: describeError(error) });
       await worker.reset();

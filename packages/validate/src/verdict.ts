@@ -54,21 +54,11 @@ export function stablePassing(baseline: Baseline): string[] {
  * FAIL_TO_PASS and PASS_TO_PASS of a run with the bug (DESIGN.md): over the stable passing
  * tests of the baseline, those whose outcome with the bug is `failed`, `error` or absent
  * (their module no longer collects) fail; those that `passed` pass; skipped ones are neither.
- * `observed` limits which tests the run saw: the others are known to behave as on the clean
- * repo, so they pass.
  */
-export function splitOutcomes(
-  stable: readonly string[],
-  results: Readonly<Record<string, TestResult>>,
-  observed?: ReadonlySet<string>,
-): { failToPass: string[]; passToPass: string[] } {
+export function splitOutcomes(stable: readonly string[], results: Readonly<Record<string, TestResult>>): { failToPass: string[]; passToPass: string[] } {
   const failToPass: string[] = [];
   const passToPass: string[] = [];
   for (const nodeId of stable) {
-    if (observed !== undefined && !observed.has(nodeId)) {
-      passToPass.push(nodeId);
-      continue;
-    }
     const outcome = results[nodeId]?.outcome;
     if (outcome === 'passed') passToPass.push(nodeId);
     else if (outcome !== 'skipped') failToPass.push(nodeId);
@@ -81,16 +71,12 @@ export function splitOutcomes(
  * was stopped at the per-test limit, else an instance with at least one FAIL_TO_PASS and
  * one PASS_TO_PASS test.
  */
-export function judgeResults(
-  stable: readonly string[],
-  results: Readonly<Record<string, TestResult>>,
-  observed?: ReadonlySet<string>,
-): Verdict {
-  const stopped = stable.filter((nodeId) => results[nodeId]?.timedOut === true && (observed === undefined || observed.has(nodeId)));
+export function judgeResults(stable: readonly string[], results: Readonly<Record<string, TestResult>>): Verdict {
+  const stopped = stable.filter((nodeId) => results[nodeId]?.timedOut === true);
   if (stopped.length > 0) {
     return { kind: 'rejected', reason: 'timeout', detail: `${stopped.length} test(s) ran past the per-test limit, e.g. ${stopped[0] ?? ''}` };
   }
-  const sets = splitOutcomes(stable, results, observed);
+  const sets = splitOutcomes(stable, results);
   if (sets.failToPass.length === 0) {
     return { kind: 'rejected', reason: 'no-failing-test', detail: 'no test that passes on the clean repo fails with the bug' };
   }

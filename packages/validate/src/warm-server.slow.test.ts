@@ -158,4 +158,31 @@ describe('the warm server', () => {
     expect(normalize(plain)).toContain('not a polygon: 1 sides');
     expect(normalize(plain)).toContain('def test_nested():');
   });
+
+  it('goes on from checkpoints of the clean suite with the results a fresh run has', async () => {
+    const outcomes = (results: Record<string, { outcome: string }>): Record<string, string> =>
+      Object.fromEntries(Object.entries(results).map(([nodeId, result]) => [nodeId, result.outcome]));
+    const collected = await server.collect({ checkpoints: ['test_shapes.py::TestShapes::test_compare', 'test_shapes.py::test_missing'], timeoutMs: 60_000, analyze: true });
+    expect(collected).toMatchObject({ ok: true, collection: 'ok', checkpoints: ['ok', 'not reached'] });
+    expect(collected.ok && Object.keys(collected.clean ?? {})).toHaveLength(6);
+    expect(collected.ok && collected.analysis?.outside).toHaveProperty(['shapes.py']);
+    const fresh = async (): Promise<Record<string, string>> => outcomes((await server.run({ timeoutMs: 60_000 })).results);
+    try {
+      // A body change of a decorated method: the wrapper made at import keeps calling it.
+      // Its lines move, so the code of every function after it is swapped too.
+      await writeFile(join(root, 'shapes.py'), SHAPES.replace('        return size * size', '        size = size + 1\n        return size * size'));
+      const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
+      expect(resumed.declined).toBeUndefined();
+      expect(resumed.checkpoint).toBe(0);
+      expect(outcomes(resumed.results)).toEqual(await fresh());
+      expect(outcomes(resumed.results)['test_shapes.py::TestShapes::test_ok']).toBe('failed');
+      // A class-level change cannot be swapped in: the whole suite runs from before collection.
+      await writeFile(join(root, 'shapes.py'), SHAPES.replace('class Shape:', 'class Shape(object):'));
+      const declined = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
+      expect(declined).toMatchObject({ checkpoint: -1, declined: 'module- or class-level code differs' });
+      expect(outcomes(declined.results)).toEqual(await fresh());
+    } finally {
+      await writeFile(join(root, 'shapes.py'), SHAPES);
+    }
+  });
 });

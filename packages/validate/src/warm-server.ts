@@ -42,6 +42,17 @@ export interface SuiteAnalysis {
 export interface WarmRun extends Pick<TestRun, 'status' | 'seconds' | 'output'> {
   results: Record<string, TestResult>;
   analysis?: SuiteAnalysis;
+  /**
+   * With {@link WarmRunOptions.resume}: the checkpoint the run went on from (-1: the one
+   * before collection, i: the one at the i-th test asked for in {@link WarmServer.collect}),
+   * absent when the whole suite ran from scratch instead.
+   */
+  checkpoint?: number;
+  /**
+   * Why a checkpoint declined a resumed run: it then went on from the one before collection,
+   * or (`checkpoint` absent) the whole suite ran from scratch.
+   */
+  declined?: string;
 }
 
 /** Options of one {@link WarmServer.run}. */
@@ -55,7 +66,45 @@ export interface WarmRunOptions {
    * test ran is the baseline's, when it ran under the same hash seed), `per-test` records it.
    */
   analyze?: 'outside' | 'per-test';
+  /**
+   * Runs the whole suite from the latest checkpoint of {@link WarmServer.collect} at or
+   * before `checkpoint` (-1: the one before collection), with the `changed` files (already
+   * written to the tree) imported afresh or, at a test's checkpoint, their changed functions'
+   * code swapped in; results of the tests before it are the clean run's. When no checkpoint
+   * can, the whole suite runs from scratch (`nodeIds` must be absent).
+   */
+  resume?: { changed: readonly string[]; checkpoint: number };
 }
+
+/** Options of {@link WarmServer.collect}. */
+export interface CollectOptions {
+  /** Node ids of the tests to leave a checkpoint at (besides the one before collection). */
+  checkpoints: readonly string[];
+  /** Wall-clock limit of the clean run. */
+  timeoutMs: number;
+  /**
+   * Also record the {@link SuiteAnalysis} of the clean run (`outside` mode), where the set-up
+   * of a fixture shared by several tests counts for the test that needs it first.
+   */
+  analyze?: boolean;
+}
+
+/** What {@link WarmServer.collect} left. */
+export type CollectOutcome =
+  | {
+      ok: true;
+      /** sha256 of the collected node ids joined by newlines (pytest's run order). */
+      digest: string | null;
+      /** "ok", or why there is no checkpoint before collection. */
+      collection: string;
+      /** Per test asked for: "ok", or why there is no checkpoint at it. */
+      checkpoints: string[];
+      /** Results of the collector's clean run (the tests before a checkpoint), when it ran. */
+      clean: Record<string, TestResult> | null;
+      /** With {@link CollectOptions.analyze}, when the clean run ran. */
+      analysis?: SuiteAnalysis;
+    }
+  | { ok: false; why: string };
 
 /** A long-lived Python in a sandbox that has imported pytest and forks one child per run. */
 export interface WarmServer {
@@ -67,6 +116,12 @@ export interface WarmServer {
    * afterwards (must be none).
    */
   preload(modules: readonly string[]): Promise<{ failed: string[]; inside: string[] }>;
+  /**
+   * Forks a collector that runs the clean suite once and leaves checkpoints: one before
+   * collection and one at the start of each test in `checkpoints` (node ids), for
+   * {@link WarmRunOptions.resume}. Replaces the checkpoints of an earlier call.
+   */
+  collect(options: CollectOptions): Promise<CollectOutcome>;
   /** True until the server process ends. */
   alive(): boolean;
   close(): Promise<void>;
@@ -266,9 +321,45 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
       const names = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
       return { failed: names(answer['failed']), inside: names(answer['inside']) };
     },
+    async collect({ checkpoints, timeoutMs, analyze = false }) {
+      const id = randomUUID();
+      const softMs = softDeadlineMs(timeoutMs);
+      const answer = await request(
+        {
+          op: 'collect',
+          args: buildPytestArgv(profile, sandbox.workdir).slice(3),
+          env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/unused-${id}.json` },
+          results: `${SANDBOX_OUT_DIR}/clean-${id}.json`,
+          log: `${SANDBOX_OUT_DIR}/collector-${id}.txt`,
+          analysis: analyze ? `${SANDBOX_OUT_DIR}/analysis-${id}.json` : null,
+          timeout: softMs / 1000,
+          checkpoints,
+        },
+        softMs + ANSWER_GRACE_MS,
+      );
+      const cleanText = await readOptional(join(outDir, `clean-${id}.json`));
+      const log = (await readOptional(join(outDir, `collector-${id}.txt`))) ?? '';
+      const analysisText = analyze ? await readOptional(join(outDir, `analysis-${id}.json`)) : null;
+      const analysis = analysisText === null ? null : parseAnalysis(analysisText);
+      if (answer['ok'] !== true) {
+        return { ok: false, why: `${typeof answer['why'] === 'string' ? answer['why'] : 'the collector failed'}: ${log.slice(-OUTPUT_TAIL_CHARS)}` };
+      }
+      const statuses = Array.isArray(answer['checkpoints']) ? answer['checkpoints'].map((status) => (typeof status === 'string' ? status : 'unknown')) : [];
+      return {
+        ok: true,
+        digest: typeof answer['digest'] === 'string' ? answer['digest'] : null,
+        collection: typeof answer['collection'] === 'string' ? answer['collection'] : 'unknown',
+        checkpoints: checkpoints.map((_, index) => statuses[index] ?? 'unknown'),
+        clean: cleanText === null ? null : (parseResultsFile(cleanText)?.results ?? null),
+        ...(analysis === null ? {} : { analysis }),
+      };
+    },
     async run(runOptions) {
       const id = randomUUID();
       const softMs = softDeadlineMs(runOptions.timeoutMs);
+      if (runOptions.resume !== undefined && runOptions.nodeIds !== undefined) {
+        throw new EnvgenError('usage', 'A resumed warm run runs the whole suite: drop nodeIds or resume.');
+      }
       // The same argv as runPytest, minus the interpreter and `-m pytest`.
       const args = buildPytestArgv(profile, sandbox.workdir, runOptions.nodeIds).slice(3);
       const answer = await request(
@@ -281,6 +372,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
           analysis: runOptions.analyze === undefined ? null : `${SANDBOX_OUT_DIR}/analysis-${id}.json`,
           per_test: runOptions.analyze === 'per-test',
+          ...(runOptions.resume === undefined ? {} : { precollected: { changed: runOptions.resume.changed, checkpoint: runOptions.resume.checkpoint } }),
         },
         softMs + ANSWER_GRACE_MS,
       );
@@ -296,6 +388,8 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
       };
       const analysis = analysisText === null ? null : parseAnalysis(analysisText);
       if (analysis !== null) run.analysis = analysis;
+      if (answer['precollected'] === true && typeof answer['checkpoint'] === 'number') run.checkpoint = answer['checkpoint'];
+      if (typeof answer['declined'] === 'string') run.declined = answer['declined'];
       logger.debug('warm run finished', { status: run.status, tests: Object.keys(run.results).length, seconds: run.seconds });
       return run;
     },

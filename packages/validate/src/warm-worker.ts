@@ -9,7 +9,7 @@ import type { ChangedFile, EntryStamp } from './tree.js';
 import type { PhaseSeconds } from './types.js';
 import { startClock } from './clock.js';
 import { startWarmServer } from './warm-server.js';
-import type { WarmRun, WarmRunOptions, WarmServer } from './warm-server.js';
+import type { CollectOptions, CollectOutcome, WarmRun, WarmRunOptions, WarmServer } from './warm-server.js';
 
 /** Options of {@link startWarmWorker}. */
 export interface WarmWorkerOptions {
@@ -37,6 +37,14 @@ export interface WarmWorker {
   run(options: WarmRunOptions): Promise<WarmRun>;
   /** Imports modules in the server (kept across restarts); returns those that came from the worktree. */
   preload(modules: readonly string[]): Promise<string[]>;
+  /**
+   * Leaves checkpoints of the clean suite in the server ({@link WarmServer.collect}), again
+   * after each restart (without the analysis). A clean run that changes the tree leaves none
+   * (and is not repeated).
+   */
+  collect(options: CollectOptions): Promise<CollectOutcome>;
+  /** What the latest collect left (null before any, or after one that changed the tree). */
+  collected(): CollectOutcome | null;
   /** Throws away the tree copy and server and makes new ones (after the server died). */
   reset(): Promise<void>;
   close(): Promise<void>;
@@ -47,6 +55,8 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
   const scratch = await mkdtemp(join(tmpdir(), 'envgen-validate-'));
   const tree = join(scratch, 'tree');
   let preloaded: readonly string[] | null = null;
+  let collecting: CollectOptions | null = null;
+  let collectedOutcome: CollectOutcome | null = null;
   let server: WarmServer;
   let clean: Map<string, EntryStamp>;
 
@@ -56,6 +66,19 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
     clean = await snapshotTree(tree);
     server = await startWarmServer({ provider: options.provider, worktree: tree, profile: options.profile, logger: options.logger });
     if (preloaded !== null) await server.preload(preloaded);
+    collectedOutcome = null;
+    if (collecting !== null) await collectClean(collecting);
+  };
+  const collectClean = async (collectOptions: CollectOptions): Promise<CollectOutcome> => {
+    const outcome = await server.collect(collectOptions);
+    if (diffSnapshots(clean, await snapshotTree(tree)).length > 0) {
+      options.logger.warn('the clean suite changes the tree; running every candidate from scratch');
+      collecting = null;
+      await reset();
+      return { ok: false, why: 'the clean suite changes the tree' };
+    }
+    collectedOutcome = outcome;
+    return outcome;
   };
   const reset = async (): Promise<void> => {
     await server.close();
@@ -117,6 +140,11 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
       preloaded = modules.filter((name) => !answer.failed.includes(name));
       return [];
     },
+    async collect(collectOptions) {
+      collecting = { ...collectOptions, analyze: false };
+      return collectClean(collectOptions);
+    },
+    collected: () => collectedOutcome,
     reset,
     async close() {
       try {
