@@ -2,14 +2,24 @@ import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandboxProvider } from '@envgen/sandbox';
+import { dockerSkipReason } from '../../../test/support/docker.js';
 import { writeFixtureRepo } from '../../../test/support/fixture-repo.js';
 import { openPersistentShell } from './persistent-shell.js';
 import type { PersistentShell } from './persistent-shell.js';
 
-const provider = createSandboxProvider('local');
 const repo = writeFixtureRepo({ 'pkg/mod.py': 'def answer():\n    return 42\n', 'README': 'hello\n' });
 
-describe('persistent shell in the local sandbox', () => {
+const dockerMissing = await dockerSkipReason("the persistent shell's docker tests");
+
+describe.each([
+  { backend: 'local' as const, skip: undefined },
+  { backend: 'docker' as const, skip: dockerMissing },
+])('persistent shell in the $backend sandbox', ({ backend, skip }) => {
+  if (skip !== undefined) {
+    it.skip(`needs a Docker engine (${skip})`, () => undefined);
+    return;
+  }
+  const provider = createSandboxProvider(backend);
   const shells: PersistentShell[] = [];
   const open = async (): Promise<PersistentShell> => {
     const shell = await openPersistentShell({ provider, worktree: repo, killGraceMs: 1_000 });
@@ -47,7 +57,10 @@ describe('persistent shell in the local sandbox', () => {
     // Like Ctrl-C: the rest of the list (the second sleep) did not run either.
     expect(slow.output).toMatch(/^before\n/);
     expect(slow.output).not.toMatch(/^42$/m);
-    expect((await shell.run('echo $X; pwd; pgrep -c sleep || true')).output).toBe('kept\n/tmp/repo/pkg\n0\n');
+    // No `sleep 30` is left (read from /proc: the docker image has no pgrep, and its
+    // container keeps a `sleep infinity` of its own).
+    const sleeping = 'for p in /proc/[0-9]*; do tr "\\0" " " < $p/cmdline 2>/dev/null; echo; done | grep -c "^sleep 30 $" || true';
+    expect((await shell.run(`echo $X; pwd; ${sleeping}`)).output).toBe('kept\n/tmp/repo/pkg\n0\n');
   });
 
   it('replaces a shell stuck in a builtin loop, and one the command exited, in the same directory', async () => {
