@@ -298,10 +298,12 @@ export async function openPersistentShell(options: OpenPersistentShellOptions): 
   let queue: Promise<unknown> = Promise.resolve();
   let closed = false;
 
+  // The new shell starts while the old one is torn down (a container each on docker).
   const replace = async (): Promise<void> => {
-    const old = session;
-    await old.close();
-    session = await ShellSession.start(options, cwd);
+    const [ended, next] = await Promise.allSettled([session.close(), ShellSession.start(options, cwd)]);
+    if (ended.status === 'rejected') logger.warn('the replaced agent shell did not close cleanly', { error: describeError(ended.reason) });
+    if (next.status === 'rejected') throw next.reason;
+    session = next.value;
   };
 
   const runOne = async (command: string, runOptions: ShellRunOptions): Promise<ShellCommandResult> => {
