@@ -11,9 +11,9 @@ describe('invert_if_else', () => {
     return y
 `;
 
-  it('negates the condition and swaps the branches, each re-indented to its new place', () => {
+  it('swaps the branches under the same condition, each re-indented to its new place', () => {
     expect(mutated('invert_if_else', source, 'f', 1)).toBe(`def f(x):
-    if not (x > 0):
+    if x > 0:
         y = -1
     else:
       y = 1
@@ -22,13 +22,13 @@ describe('invert_if_else', () => {
 `);
   });
 
-  it('drops an existing not instead of doubling it, and swaps inline branches verbatim', () => {
+  it('swaps inline branches verbatim', () => {
     const inline = `def g(a):
     if not a: return 1
     else: return 2
 `;
     expect(mutated('invert_if_else', inline, 'g', 1)).toBe(`def g(a):
-    if a: return 2
+    if not a: return 2
     else: return 1
 `);
   });
@@ -43,7 +43,7 @@ two"""
     return s
 `;
     expect(mutated('invert_if_else', text, 'h', 1)).toBe(`def h(a):
-    if not a:
+    if a:
         s = "x"
     else:
             s = """one

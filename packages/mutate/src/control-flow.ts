@@ -1,15 +1,9 @@
 import type { SyntaxNode } from '@envgen/python';
-import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, statementBlocks, wrapExpression } from './entity-node.js';
+import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, statementBlocks } from './entity-node.js';
 import { permuteStatements } from './permute.js';
 import { applyTextEdits, indentOf, lineOf, linesSpanning, ownsLines, reindentLines, statementsOf } from './source-text.js';
 import type { TextEdit } from './source-text.js';
 import type { Strategy } from './types.js';
-
-/** The condition negated: `not x` loses its `not`, anything else gains one. */
-function negateCondition(condition: SyntaxNode): string {
-  const argument = condition.type === 'not_operator' ? condition.childForFieldName('argument') : null;
-  return argument !== null ? argument.text : `not ${wrapExpression(condition)}`;
-}
 
 /** Where a block's statements sit: whole indented lines, or inline after the colon. */
 function blockRegion(source: string, block: SyntaxNode): { start: number; end: number; indent: string | null } | null {
@@ -22,13 +16,12 @@ function blockRegion(source: string, block: SyntaxNode): { start: number; end: n
   return { ...linesSpanning(source, first, last), indent };
 }
 
-/** Edits turning `if c: A else: B` into `if not c: B else: A`, or null when the shape differs. */
+/** Edits turning `if c: A else: B` into `if c: B else: A`, or null when the shape differs. */
 function planInversion(source: string, node: SyntaxNode): TextEdit[] | null {
   const alternatives = node.childrenForFieldName('alternative');
-  const condition = node.childForFieldName('condition');
   const thenBlock = node.childForFieldName('consequence');
   const elseBlock = alternatives.length === 1 ? (alternatives[0]?.childForFieldName('body') ?? null) : null;
-  if (condition === null || thenBlock === null || alternatives[0]?.type !== 'else_clause' || elseBlock === null) return null;
+  if (thenBlock === null || alternatives[0]?.type !== 'else_clause' || elseBlock === null) return null;
   const thenRegion = blockRegion(source, thenBlock);
   const elseRegion = blockRegion(source, elseBlock);
   if (thenRegion === null || elseRegion === null) return null;
@@ -38,13 +31,15 @@ function planInversion(source: string, node: SyntaxNode): TextEdit[] | null {
       : reindentLines(source, from, from.indent, to.indent, node);
   if ((thenRegion.indent === null) !== (elseRegion.indent === null)) return null;
   return [
-    { start: condition.startIndex, end: condition.endIndex, text: negateCondition(condition) },
     { start: thenRegion.start, end: thenRegion.end, text: moveInto(elseRegion, thenRegion) },
     { start: elseRegion.start, end: elseRegion.end, text: moveInto(thenRegion, elseRegion) },
   ];
 }
 
-/** SWE-smith's ctrl_invert_if: negate an if/else's condition and swap its two branches. */
+/**
+ * SWE-smith's ctrl_invert_if: swap an if/else's two branches under the same condition (so
+ * each runs when the other should; negating the condition too would change nothing).
+ */
 export const invertIfElse: Strategy = {
   name: 'invert_if_else',
   family: 'procedural',
