@@ -190,13 +190,16 @@ export function createDockerProvider(options: DockerProviderOptions = {}): Sandb
       let applied = containerLimits(sandboxLimits);
       let restarts = 0;
       let restarting: Promise<void> | undefined;
+      // Set once the container is being removed: a command killed then needs no new start.
+      let released = false;
       // Killing the container's init kills every process in it; start it again for the next command.
       const restart = (): Promise<void> => {
         restarting ??= (async () => {
           restarts += 1;
           await container.kill({ signal: 'SIGKILL' }).catch(() => {});
+          if (released) return;
           await container.start().catch((error: unknown) => {
-            logger.warn('docker sandbox could not restart its container', { error: describeError(error) });
+            if (!released) logger.warn('docker sandbox could not restart its container', { error: describeError(error) });
           });
         })().finally(() => {
           restarting = undefined;
@@ -292,6 +295,7 @@ export function createDockerProvider(options: DockerProviderOptions = {}): Sandb
           };
         },
         async release() {
+          released = true;
           await container.remove({ force: true }).catch((error: unknown) => {
             logger.warn('docker sandbox could not remove its container', {
               container: container.id.slice(0, 12),
