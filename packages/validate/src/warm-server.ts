@@ -57,8 +57,6 @@ export interface WarmRun extends Pick<TestRun, 'status' | 'seconds' | 'output'> 
 
 /** Options of one {@link WarmServer.run}. */
 export interface WarmRunOptions {
-  /** Exactly these node ids; the profile's `testArgs` when omitted. */
-  nodeIds?: string[];
   /** Wall-clock limit; the child is killed at the same soft deadline `runPytest` uses. */
   timeoutMs: number;
   /**
@@ -71,7 +69,7 @@ export interface WarmRunOptions {
    * before `checkpoint` (-1: the one before collection), with the `changed` files (already
    * written to the tree) imported afresh or, at a test's checkpoint, their changed functions'
    * code swapped in; results of the tests before it are the clean run's. When no checkpoint
-   * can, the whole suite runs from scratch (`nodeIds` must be absent).
+   * can, the whole suite runs from scratch.
    */
   resume?: { changed: readonly string[]; checkpoint: number };
 }
@@ -357,11 +355,8 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     async run(runOptions) {
       const id = randomUUID();
       const softMs = softDeadlineMs(runOptions.timeoutMs);
-      if (runOptions.resume !== undefined && runOptions.nodeIds !== undefined) {
-        throw new EnvgenError('usage', 'A resumed warm run runs the whole suite: drop nodeIds or resume.');
-      }
       // The same argv as runPytest, minus the interpreter and `-m pytest`.
-      const args = buildPytestArgv(profile, sandbox.workdir, runOptions.nodeIds).slice(3);
+      const args = buildPytestArgv(profile, sandbox.workdir).slice(3);
       const answer = await request(
         {
           op: 'run',

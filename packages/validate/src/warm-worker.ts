@@ -27,12 +27,8 @@ export interface WarmWorkerOptions {
  * restarted, so the next candidate starts from the clean tree exactly as a fresh copy would.
  */
 export interface WarmWorker {
-  /**
-   * Runs with `files` written into the tree; the tree is clean again when it resolves.
-   * `treeChanged` tells that the run left something else changed in the tree (a state the
-   * next test of a full suite would have seen).
-   */
-  runWith(files: readonly ChangedFile[], options: WarmRunOptions): Promise<{ run: WarmRun; treeChanged: boolean; phases: PhaseSeconds }>;
+  /** Runs with `files` written into the tree; the tree is clean again when it resolves. */
+  runWith(files: readonly ChangedFile[], options: WarmRunOptions): Promise<{ run: WarmRun; phases: PhaseSeconds }>;
   /** Runs on the clean tree. */
   run(options: WarmRunOptions): Promise<WarmRun>;
   /** Imports modules in the server (kept across restarts); returns those that came from the worktree. */
@@ -91,12 +87,11 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
     throw error;
   }
 
-  const checkTree = async (): Promise<boolean> => {
+  const checkTree = async (): Promise<void> => {
     const changed = diffSnapshots(clean, await snapshotTree(tree));
-    if (changed.length === 0) return false;
+    if (changed.length === 0) return;
     options.logger.debug('a run changed the tree; rebuilding the copy', { changed: changed.slice(0, 5) });
     await reset();
-    return true;
   };
 
   return {
@@ -122,9 +117,9 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
         else for (const file of files) clean.set(file.path, await stampPath(hostPath(tree, file.path)));
         clock.lap('restore');
       }
-      const treeChanged = await checkTree();
+      await checkTree();
       clock.lap('check');
-      return { run, treeChanged, phases: clock.phases };
+      return { run, phases: clock.phases };
     },
     async run(runOptions) {
       const run = await server.run(runOptions);
