@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openPool } from '@envgen/pool';
 import { makeSyntheticBundle, makeSyntheticInstance, makeSyntheticTask, scratchBase } from '../../../packages/pool/src/synthetic.test-support.js';
 import type { ExportReport } from './export-command.js';
-import { main } from './main.js';
+import { runCli } from './run-cli.test-support.js';
 
 const dirs: string[] = [];
 
@@ -31,20 +31,6 @@ function makeHome(tasked: number, untasked: number): string {
   return home;
 }
 
-async function runCli(argv: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main([...argv, '--home', home], {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: { HOME: home },
-  });
-  return { code, stdout, stderr };
-}
 
 describe('envgen export', () => {
   it('writes every asked format and says how many instances each got and how many lacked a task', async () => {

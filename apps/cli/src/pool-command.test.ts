@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeInstanceId } from '@envgen/core';
 import type { Instance } from '@envgen/core';
 import { openPool } from '@envgen/pool';
-import { main } from './main.js';
+import { runCli } from './run-cli.test-support.js';
 import type { PoolListReport } from './pool-command.js';
 
 const homes: string[] = [];
@@ -57,20 +57,6 @@ function makePoolHome(): string {
   return home;
 }
 
-async function runCli(argv: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main([...argv, '--home', home], {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: { HOME: home },
-  });
-  return { code, stdout, stderr };
-}
 
 describe('envgen pool list', () => {
   it('prints a table of instances and the counts per repo and strategy', async () => {
