@@ -3,8 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openPool } from '@envgen/pool';
-import { makeSyntheticBundle, makeSyntheticInstance, makeSyntheticTask, scratchBase } from '../../packages/pool/src/synthetic.test-support.js';
+import { fillSyntheticPool, makeSyntheticTask, scratchBase } from '../../packages/pool/src/synthetic.test-support.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PYTHON = '/usr/bin/python3';
@@ -23,17 +22,10 @@ function makeDir(prefix: string): string {
 /** A home whose pool has `tasked` instances with a task (statement kinds cycling) and `untasked` without. */
 function makeHome(tasked: number, untasked: number): string {
   const home = makeDir('envgen-e2e-export-');
-  const pool = openPool(home);
   const kinds = ['tests', 'self-play', 'issue'] as const;
-  for (let index = 0; index < tasked + untasked; index += 1) {
-    const instance = makeSyntheticInstance(index);
-    pool.addInstance(instance, makeSyntheticBundle(instance));
-    if (index < tasked) {
-      const kind = kinds[index % kinds.length] ?? 'tests';
-      pool.putTask(makeSyntheticTask(instance, { problem_statement: { kind, text: `Instance ${index} fails: ünïcode "quoted"\n`, created_at: instance.created_at } }));
-    }
-  }
-  pool.close();
+  fillSyntheticPool(home, tasked, untasked, (instance, index) =>
+    makeSyntheticTask(instance, { problem_statement: { kind: kinds[index % kinds.length] ?? 'tests', text: `Instance ${index} fails: ünïcode "quoted"\n`, created_at: instance.created_at } }),
+  );
   return home;
 }
 

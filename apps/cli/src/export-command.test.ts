@@ -1,8 +1,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openPool } from '@envgen/pool';
-import { makeSyntheticBundle, makeSyntheticInstance, makeSyntheticTask, scratchBase } from '../../../packages/pool/src/synthetic.test-support.js';
+import { fillSyntheticPool, scratchBase } from '@envgen/pool/test-support';
 import type { ExportReport } from './export-command.js';
 import { runCli } from './run-cli.test-support.js';
 
@@ -21,13 +20,7 @@ function makeDir(prefix: string): string {
 /** A home whose pool has `tasked` instances with a task and `untasked` without one. */
 function makeHome(tasked: number, untasked: number): string {
   const home = makeDir('envgen-cli-export-');
-  const pool = openPool(home);
-  for (let index = 0; index < tasked + untasked; index += 1) {
-    const instance = makeSyntheticInstance(index);
-    pool.addInstance(instance, makeSyntheticBundle(instance));
-    if (index < tasked) pool.putTask(makeSyntheticTask(instance));
-  }
-  pool.close();
+  fillSyntheticPool(home, tasked, untasked);
   return home;
 }
 

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
 import { silentLogger } from '@envgen/core';
-import { openPool } from '@envgen/pool';
-import { makeSyntheticBundle, makeSyntheticInstance, makeSyntheticTask, scratchBase } from '@envgen/pool/test-support';
+import { fillSyntheticPool, makeSyntheticInstance, scratchBase } from '@envgen/pool/test-support';
 import { main } from './main.js';
 import { readServeFlags, runServe } from './serve-command.js';
 
@@ -17,11 +16,7 @@ afterEach(() => {
 function makeHome(): string {
   const home = mkdtempSync(join(scratchBase(), 'envgen-cli-serve-'));
   homes.push(home);
-  const pool = openPool(home);
-  const instance = makeSyntheticInstance(0);
-  pool.addInstance(instance, makeSyntheticBundle(instance));
-  pool.putTask(makeSyntheticTask(instance));
-  pool.close();
+  fillSyntheticPool(home, 1);
   return home;
 }
 

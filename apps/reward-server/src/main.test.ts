@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openPool } from '@envgen/pool';
-import { makeSyntheticBundle, makeSyntheticInstance, makeSyntheticTask, scratchBase } from '@envgen/pool/test-support';
+import { fillSyntheticPool, makeSyntheticInstance, scratchBase } from '@envgen/pool/test-support';
 import type { RewardServer } from '@envgen/reward-service';
 import { main } from './main.js';
 
@@ -15,11 +14,7 @@ afterEach(() => {
 function makeHome(): string {
   const home = mkdtempSync(join(scratchBase(), 'envgen-reward-app-'));
   homes.push(home);
-  const pool = openPool(home);
-  const instance = makeSyntheticInstance(0);
-  pool.addInstance(instance, makeSyntheticBundle(instance));
-  pool.putTask(makeSyntheticTask(instance));
-  pool.close();
+  fillSyntheticPool(home, 1);
   return home;
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { makeInstanceId } from '@envgen/core';
 import type { BundleFiles, Instance, Task } from '@envgen/core';
+import { openPool } from './pool.js';
 
 const STRATEGIES = ['change_operator', 'invert_if_else', 'remove_function_body'] as const;
 const REPOS = ['pytoolz/toolz', 'uiri/toml'] as const;
@@ -64,4 +65,26 @@ export function makeSyntheticTask(instance: Instance, overrides: Partial<Task> =
     image_name: 'envgen/python:bookworm',
     ...overrides,
   };
+}
+
+/**
+ * Fills the pool under `home` with synthetic instances 0…tasked+untasked-1, the first
+ * `tasked` with the task `task(instance, index)` (a {@link makeSyntheticTask} by default).
+ */
+export function fillSyntheticPool(
+  home: string,
+  tasked: number,
+  untasked = 0,
+  task: (instance: Instance, index: number) => Task = (instance) => makeSyntheticTask(instance),
+): void {
+  const pool = openPool(home);
+  try {
+    for (let index = 0; index < tasked + untasked; index += 1) {
+      const instance = makeSyntheticInstance(index);
+      pool.addInstance(instance, makeSyntheticBundle(instance));
+      if (index < tasked) pool.putTask(task(instance, index));
+    }
+  } finally {
+    pool.close();
+  }
 }
