@@ -34,15 +34,8 @@ export interface StatsBody {
 }
 
 /** A scored localization: per-level F1s, their sum `reward` (0–3), and whether it solved the instance. */
-export interface ScoreBody {
+export interface ScoreBody extends LocalizationReward {
   instance_id?: string;
-  reward: number;
-  file: number;
-  module: number;
-  entity: number;
-  /** False when the raw `arguments` were no valid `localization_finish` call (every score is then 0). */
-  valid: boolean;
-  reason?: string;
   solved: boolean;
   /** The instance's stats after recording, when the outcome was recorded. */
   stats?: StatsBody;
