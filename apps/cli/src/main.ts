@@ -43,6 +43,13 @@ function addGlobalOptions(command: Command): Command {
     .option('--json', 'print one JSON object instead of text');
 }
 
+/** The flags of `serve` and `run` that decide when a rollout solved its instance. */
+function addSolveOptions(command: Command): Command {
+  return command
+    .option('--solved-by <level>', `score that decides whether a rollout solved its instance: ${SOLVE_LEVELS.join(', ')} (default entity)`)
+    .option('--solved-threshold <x>', 'minimum score that counts as solved (default the maximum: 1, or 3 for total)');
+}
+
 /** The problem-statement flags of `inject` and `tasks`. */
 function addStatementOptions(command: Command): Command {
   return command
@@ -176,14 +183,14 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     });
 
   addGlobalOptions(
-    program
-      .command('serve')
-      .description('Serve the reward API over HTTP for trainers: score localizations against the pool gold, injector rewards, outcomes, instance stats. Logs JSON lines on stderr; stops gracefully on SIGINT/SIGTERM.')
-      .option('--host <addr>', 'interface to bind (default 127.0.0.1, this machine only)')
-      .option('--port <n>', `port (default ${DEFAULT_SERVE_PORT}; 0 picks a free one)`)
-      .option('--token <secret>', 'require Authorization: Bearer <secret> on every request (env ENVGEN_SERVE_TOKEN)')
-      .option('--solved-by <level>', `score that decides whether a rollout solved its instance: ${SOLVE_LEVELS.join(', ')} (default entity)`)
-      .option('--solved-threshold <x>', 'minimum score that counts as solved (default the maximum: 1, or 3 for total)'),
+    addSolveOptions(
+      program
+        .command('serve')
+        .description('Serve the reward API over HTTP for trainers: score localizations against the pool gold, injector rewards, outcomes, instance stats. Logs JSON lines on stderr; stops gracefully on SIGINT/SIGTERM.')
+        .option('--host <addr>', 'interface to bind (default 127.0.0.1, this machine only)')
+        .option('--port <n>', `port (default ${DEFAULT_SERVE_PORT}; 0 picks a free one)`)
+        .option('--token <secret>', 'require Authorization: Bearer <secret> on every request (env ENVGEN_SERVE_TOKEN)'),
+    ),
   )
     .addHelpText(
       'after',
@@ -305,28 +312,28 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     });
 
   addGlobalOptions(
-    program
-      .command('run')
-      .description("Run a solver on the pool's tasks: each instance checked out leak-free, a CodeScout-style agent (an OpenAI-compatible model with terminal and localization_finish tools, bash in the sandbox) or the BM25 baseline localizes the bug, the answer is scored and recorded, trajectories go to JSONL.")
-      .option('--repo <owner/name>', 'only instances of this repo')
-      .option('--strategy <name>', 'only instances made by this strategy')
-      .option('--limit <n>', 'instances to run at most (default: all with a task)', parseCount)
-      .option('--attempts <n>', 'rollouts per instance', parseCount, 1)
-      .addOption(new Option('--solver <solver>', 'agent: a model through --base-url; baseline: BM25, no model').choices(['agent', 'baseline']).default('agent'))
-      .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: the OpenAI API)')
-      .option('--model <name>', 'model name the endpoint serves')
-      .option('--api-key <key>', 'API key of the endpoint (env OPENAI_API_KEY)')
-      .addOption(new Option('--tool-format <format>', 'native tools, Hermes <tool_call> text in the prompt, or auto (native, falling back to text)').choices(['auto', 'native', 'hermes']))
-      .option('--temperature <x>', 'sampling temperature (default: the server\'s)', (value: string) => {
-        const x = Number(value);
-        if (value.trim() === '' || !Number.isFinite(x) || x < 0) throw new InvalidArgumentError('expected a number >= 0');
-        return x;
-      })
-      .option('--max-turns <n>', 'model calls per episode', parseCount, 4)
-      .option('--concurrency <n>', 'rollouts at once (default: 8 for the agent, the cores for the baseline)', parseCount)
-      .option('--out <dir>', 'directory of the <run-id>.jsonl trajectory file (default: <home>/rollouts)')
-      .option('--solved-by <level>', `score that decides whether a rollout solved its instance: ${SOLVE_LEVELS.join(', ')} (default entity)`)
-      .option('--solved-threshold <x>', 'the score at or above which it is solved (default: the maximum, 1 or 3 for total)'),
+    addSolveOptions(
+      program
+        .command('run')
+        .description("Run a solver on the pool's tasks: each instance checked out leak-free, a CodeScout-style agent (an OpenAI-compatible model with terminal and localization_finish tools, bash in the sandbox) or the BM25 baseline localizes the bug, the answer is scored and recorded, trajectories go to JSONL.")
+        .option('--repo <owner/name>', 'only instances of this repo')
+        .option('--strategy <name>', 'only instances made by this strategy')
+        .option('--limit <n>', 'instances to run at most (default: all with a task)', parseCount)
+        .option('--attempts <n>', 'rollouts per instance', parseCount, 1)
+        .addOption(new Option('--solver <solver>', 'agent: a model through --base-url; baseline: BM25, no model').choices(['agent', 'baseline']).default('agent'))
+        .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: the OpenAI API)')
+        .option('--model <name>', 'model name the endpoint serves')
+        .option('--api-key <key>', 'API key of the endpoint (env OPENAI_API_KEY)')
+        .addOption(new Option('--tool-format <format>', 'native tools, Hermes <tool_call> text in the prompt, or auto (native, falling back to text)').choices(['auto', 'native', 'hermes']))
+        .option('--temperature <x>', 'sampling temperature (default: the server\'s)', (value: string) => {
+          const x = Number(value);
+          if (value.trim() === '' || !Number.isFinite(x) || x < 0) throw new InvalidArgumentError('expected a number >= 0');
+          return x;
+        })
+        .option('--max-turns <n>', 'model calls per episode', parseCount, 4)
+        .option('--concurrency <n>', 'rollouts at once (default: 8 for the agent, the cores for the baseline)', parseCount)
+        .option('--out <dir>', 'directory of the <run-id>.jsonl trajectory file (default: <home>/rollouts)'),
+    ),
   )
     .addHelpText(
       'after',
