@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
 import type { Settings } from '@envgen/config';
 import { silentLogger } from '@envgen/core';
-import { createProgress, runInject, runMaterialize, runShow, runTasks } from '@envgen/cli';
+import { createProgress, readRuns, runInject, runMaterialize, runShow, runTasks } from '@envgen/cli';
 import type { InjectCommandReport } from '@envgen/cli';
 import { applyPatch } from '@envgen/patch';
 import { openPool } from '@envgen/pool';
@@ -44,6 +44,8 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 describe('tasks of real toolz bugs', () => {
   it('gives every kept instance gold labels on the files its patch changes and a tests statement', () => {
     expect(report.kept).toBeGreaterThanOrEqual(3);
+    // The run's summary is kept for envgen report.
+    expect(readRuns(home, 'inject')).toEqual([expect.objectContaining({ repo: 'debian/toolz', seed: 3, tried: report.tried, kept: report.kept, byStrategy: report.byStrategy, secondsPerKept: report.secondsPerKept })]);
     expect(report.tasks).toMatchObject({ built: report.kept, failed: [] });
     for (const { instance, task } of entries()) {
       expect(task, instance.instance_id).not.toBeNull();

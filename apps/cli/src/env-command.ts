@@ -109,6 +109,32 @@ export async function checkoutRepo(repoArg: string, settings: Settings, logger: 
   return { provider, repo, worktree };
 }
 
+/** What a job on a checked-out repo runs with: the commit, its clean tree, profile, baseline and sandbox. */
+export interface RepoRun {
+  repo: { owner: string; name: string; commit: string };
+  worktree: string;
+  profile: Profile;
+  baseline: Baseline;
+  sandboxProvider: SandboxProvider;
+}
+
+/** The profile of a checked-out repo and its clean baseline (cached per commit and profile). */
+export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings, logger: Logger, progress: Progress): Promise<RepoRun> {
+  progress.phase('detecting the test profile');
+  const profile = await resolveProfile(checkout.worktree.path, checkout.repo, settings);
+  const baseline = await buildBaseline({
+    worktree: checkout.worktree.path,
+    commit: checkout.repo.commit,
+    profile,
+    sandboxProvider: checkout.provider,
+    home: settings.home,
+    logger,
+    onProgress: (step) => progress.phase(step.message),
+  });
+  const { owner, name, commit } = checkout.repo;
+  return { repo: { owner, name, commit }, worktree: checkout.worktree.path, profile, baseline, sandboxProvider: checkout.provider };
+}
+
 /**
  * `envgen env`: acquires the repo, detects its profile, and runs its clean suite twice in the
  * sandbox with coverage (or answers from the baseline cache).

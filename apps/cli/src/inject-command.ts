@@ -6,9 +6,9 @@ import { selectStrategies } from '@envgen/mutate';
 import { openPool } from '@envgen/pool';
 import { collectHistoricalVersions } from '@envgen/repo';
 import type { BuildTasksReport } from '@envgen/tasks';
-import { buildBaseline } from '@envgen/testrun';
-import { checkoutRepo, resolveProfile } from './env-command.js';
+import { checkoutRepo, prepareRepoRun } from './env-command.js';
 import type { Progress } from './progress.js';
+import { recordRun, summarizeInjectRun } from './run-records.js';
 import { buildRepoTasks, formatTasksReport, issueWriterOptions } from './tasks-command.js';
 import type { StatementOptions } from './tasks-command.js';
 
@@ -26,6 +26,10 @@ export interface InjectOptions {
   concurrency?: number;
   /** How the new instances' problem statements are written; absent or `null` builds no tasks. */
   tasks?: StatementOptions | null;
+  /** Candidates per strategy instead of `count` (growth rounds' shards; see runInjection). */
+  quotas?: Record<string, number>;
+  /** The home whose pool receives the instances (default the settings' home; a growth worker's scratch pool). */
+  poolHome?: string;
 }
 
 /** What `envgen inject` did: the injection, then the tasks of the repo's instances that lacked one. */
@@ -48,20 +52,12 @@ export async function runInject(
   const wanted = options.strategies;
   const withHistory = wanted === undefined || wanted.includes(HISTORY_STRATEGY);
   const strategies = wanted === undefined ? selectStrategies() : selectStrategies(wanted.filter((name) => name !== HISTORY_STRATEGY));
-  const { provider, repo, worktree } = await checkoutRepo(options.repo, settings, logger, progress);
-  const pool = openPool(settings.home, { logger });
+  const checkout = await checkoutRepo(options.repo, settings, logger, progress);
+  const { provider, repo, worktree } = checkout;
+  const pool = openPool(options.poolHome ?? settings.home, { logger });
   try {
-    progress.phase('detecting the test profile');
-    const profile = await resolveProfile(worktree.path, repo, settings);
-    const baseline = await buildBaseline({
-      worktree: worktree.path,
-      commit: repo.commit,
-      profile,
-      sandboxProvider: provider,
-      home: settings.home,
-      logger,
-      onProgress: (step) => progress.phase(step.message),
-    });
+    const run = await prepareRepoRun(checkout, settings, logger, progress);
+    const { profile } = run;
     if (withHistory) {
       // Repos with git history also get bugs that re-apply past versions of functions.
       progress.phase('reading the git history of the source files');
@@ -70,11 +66,7 @@ export async function runInject(
     }
     progress.phase('starting the validator');
     const injection = await runInjection({
-      repo: { owner: repo.owner, name: repo.name, commit: repo.commit },
-      worktree: worktree.path,
-      profile,
-      baseline,
-      sandboxProvider: provider,
+      ...run,
       pool,
       count: options.count,
       seed: options.seed,
@@ -82,11 +74,13 @@ export async function runInject(
       logger,
       ...(options.combine === undefined ? {} : { combine: options.combine }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.quotas === undefined ? {} : { quotas: options.quotas }),
       onProgress: (event) => {
         if (event.kind === 'start') progress.phase('validating candidates', event.total);
         else progress.tick();
       },
     });
+    recordRun(settings.home, 'inject', summarizeInjectRun(injection, new Date()));
     const tasks =
       options.tasks === undefined || options.tasks === null
         ? null
@@ -114,6 +108,12 @@ export function formatInjectReport(report: InjectCommandReport): string {
   const table = [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
   const dropped = Object.entries(report.dropped).map(([reason, count]) => `${count} ${reason}`).join(', ');
   const rejected = Object.entries(report.rejected).map(([reason, count]) => `${count} ${reason}`).join(', ');
+  const { validation } = report;
+  const declined = Object.entries(validation.declined)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, 4)
+    .map(([why, count]) => `${count}× ${why.length > 90 ? `${why.slice(0, 87)}...` : why}`);
+  const afterVerdict = report.afterVerdict.slice(0, 3).map((entry) => `  ${entry.strategy}: ${entry.detail.length > 200 ? `${entry.detail.slice(0, 197)}...` : entry.detail}`);
   return [
     `${report.repo} @ ${report.commit.slice(0, 8)}, seed ${report.seed}`,
     '',
@@ -122,6 +122,12 @@ export function formatInjectReport(report: InjectCommandReport): string {
     `sites        ${report.sites.covered} covered entities; ${report.sites.skippedUncovered} skipped as uncovered`,
     `dropped      ${dropped || 'none'} (before any test ran)`,
     `rejected     ${rejected || 'none'}`,
+    ...(report.afterVerdict.length === 0
+      ? []
+      : [`BUG          ${report.afterVerdict.length} candidate(s) the validator proved were rejected later (a disagreement in envgen: please report it):`, ...afterVerdict]),
+    ...(report.replay === null ? [] : [`replay       ${report.replay.agreed ? 'agreed' : 'DISAGREED'}: ${report.replay.detail} (${report.replay.strategy}, ${report.replay.seconds.toFixed(1)} s cold)`]),
+    `validation   ${validation.resumed} resumed inside the suite, ${validation.collection} from collection, ${validation.scratch} whole suite from scratch, ${validation.reference} the reference way`,
+    ...(declined.length === 0 ? [] : [`checkpoints  declined: ${declined.join('; ')}`]),
     `kept         ${report.kept} new instance(s) in the pool; ${report.known} already there`,
     `time         ${report.seconds.toFixed(1)} s; ${report.secondsPerKept === null ? '–' : `${report.secondsPerKept.toFixed(2)} s`} per kept instance`,
     ...(report.tasks === null ? [] : [`tasks        ${formatTasksReport(report.tasks)}`]),

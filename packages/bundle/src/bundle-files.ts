@@ -11,10 +11,12 @@ export const DEFAULT_MAX_BUNDLE_FILE_BYTES = 8 * 1024 ** 2;
 export interface ReadBundleOptions {
   /** Largest size of any one file, in bytes (default {@link DEFAULT_MAX_BUNDLE_FILE_BYTES}). */
   maxFileBytes?: number;
+  /** Other file names the directory may hold beside the five (e.g. an export's `metadata.json`); they are not read. */
+  alongside?: readonly string[];
 }
 
 /**
- * Reads a bundle directory: exactly the five files of DESIGN.md, each a regular file (not a
+ * Reads a bundle directory: exactly the five files of DESIGN.md (and any `alongside`), each a regular file (not a
  * symlink) of at most `maxFileBytes`. Throws `store-corrupt` naming the missing, extra or
  * oversized file.
  */
@@ -26,7 +28,7 @@ export async function readBundle(dir: string, options: ReadBundleOptions = {}): 
   } catch (error) {
     throw new EnvgenError(ERROR_CODES.storeCorrupt, `Cannot read the bundle directory ${dir} (${describeError(error)}): pass a directory holding ${BUNDLE_FILE_NAMES.join(', ')}.`, { cause: error });
   }
-  const expected = new Set<string>(BUNDLE_FILE_NAMES);
+  const expected = new Set<string>([...BUNDLE_FILE_NAMES, ...(options.alongside ?? [])]);
   const extra = entries.filter((entry) => !expected.has(entry)).sort();
   const missing = BUNDLE_FILE_NAMES.filter((name) => !entries.includes(name));
   if (missing.length > 0 || extra.length > 0) {

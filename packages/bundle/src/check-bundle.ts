@@ -75,6 +75,8 @@ export interface BundleCheckReport {
   injectorConsistency: 0 | -1;
   /** Tests that pass on the clean repo and fail (or vanish) with the bug: the bundle's FAIL_TO_PASS. */
   brokenTests: string[];
+  /** Tests that pass on the clean repo and still pass with the bug: the bundle's PASS_TO_PASS. */
+  passingTests: string[];
   /** Hunks that applied at an offset or with fuzz. */
   offsets: HunkOffset[];
   /** Wall seconds of each script run, by label. */
@@ -203,6 +205,7 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
   const offsets: HunkOffset[] = [];
   const runs: BundleRun[] = [];
   let brokenTests: string[] = [];
+  let passingTests: string[] = [];
 
   progress('checking files and paths');
   const found = await checkFilesAndPaths(options.bundle, options.worktree, options.profile);
@@ -276,6 +279,7 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
         checks.set('bug-breaks-tests', { name: 'bug-breaks-tests', passed: false, ran: true, evidence: runFailure(withBug) });
       } else {
         brokenTests = cleanPassed.filter((id) => withBug.results[id] !== 'passed');
+        passingTests = cleanPassed.filter((id) => withBug.results[id] === 'passed');
         const gone = brokenTests.filter((id) => withBug.results[id] === undefined).length;
         checks.set('bug-breaks-tests', {
           name: 'bug-breaks-tests',
@@ -378,6 +382,7 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
     checks: ordered,
     injectorConsistency: passed ? 0 : -1,
     brokenTests,
+    passingTests,
     offsets,
     runs: runs.map((run) => ({ label: run.label, ok: run.ok, seconds: run.ok ? run.seconds : null })),
   };

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { applyPatch } from '@envgen/patch';
 import { hasSyntaxErrors } from '@envgen/python';
@@ -88,6 +89,50 @@ describe('makeTestWeaken', () => {
     expect(removed[0]?.qualifiedName).toBe('TestOnly.test_only');
   });
 
+  it('deletes tests inherited from base classes and mixins imported from other test modules, and names every test that goes', async () => {
+    const files = {
+      'tests/__init__.py': '',
+      'tests/base.py': 'class ClampMixin:\n    def test_low(self):\n        assert 1\n\n    def test_high(self):\n        assert 1\n',
+      'tests/mixins/__init__.py': 'from ..base import ClampMixin as Renamed\n',
+      'tests/common.py': 'class Base:\n    def test_width(self):\n        assert 1\n',
+      'tests/test_small.py': 'import unittest\n\nfrom tests.base import ClampMixin\nimport tests.common as common\n\n\nclass TestSmall(ClampMixin, common.Base, unittest.TestCase):\n    pass\n',
+      'tests/test_large.py': 'import unittest\n\nfrom .mixins import Renamed\n\n\nclass TestLarge(Renamed, unittest.TestCase):\n    def test_own(self):\n        assert 1\n',
+      'tests/test_imported.py': 'from tests.common import Base\n',
+    };
+    const nodeIds = [
+      'tests/test_small.py::TestSmall::test_low',
+      'tests/test_small.py::TestSmall::test_high',
+      'tests/test_small.py::TestSmall::test_width',
+      'tests/test_large.py::TestLarge::test_low',
+      'tests/test_large.py::TestLarge::test_own',
+      'tests/test_imported.py::Base::test_width',
+    ];
+    const { after, removed, removedIds, testFiles, unresolved } = await weakened(files, ['tests/test_large.py::TestLarge::test_low', 'tests/test_imported.py::Base::test_width'], { nodeIds });
+    expect(unresolved).toEqual([]);
+    expect(testFiles).toEqual(['tests/base.py', 'tests/common.py']);
+    expect(after['tests/base.py']).not.toContain('def test_low');
+    expect(after['tests/base.py']).toContain('def test_high');
+    expect(after['tests/common.py']).toContain('class Base:\n    pass\n');
+    expect(removed.map((entry) => [entry.file, entry.qualifiedName])).toEqual([
+      ['tests/common.py', 'Base.test_width'],
+      ['tests/base.py', 'ClampMixin.test_low'],
+    ]);
+    expect(removedIds).toEqual([
+      'tests/test_imported.py::Base::test_width',
+      'tests/test_large.py::TestLarge::test_low',
+      'tests/test_small.py::TestSmall::test_low',
+      'tests/test_small.py::TestSmall::test_width',
+    ]);
+  });
+
+  it("parses parameter ids holding '::', brackets, quotes and spaces as pytest means them", async () => {
+    const source = 'import pytest\n\n\n@pytest.mark.parametrize("t", ["sum(a)::integer as x, y", "a::b"])\ndef test_group(t):\n    assert t\n\n\ndef test_other():\n    assert 1\n';
+    const { after, unresolved } = await weakened({ 'tests/test_ids.py': source }, ['tests/test_ids.py::test_group[sum(a)::integer as x, y]', `tests/test_ids.py::test_group[it's [1] - "q"]`]);
+    expect(unresolved).toEqual([]);
+    expect(after['tests/test_ids.py']).not.toContain('def test_group');
+    expect(after['tests/test_ids.py']).toContain('def test_other');
+  });
+
   it('in assertions mode deletes only the failing assertion of a test with others', async () => {
     const line = TESTS.split('\n').indexOf('    assert value == 5') + 1;
     const { after, removed } = await weakened({ 'tests/test_f.py': TESTS }, ['tests/test_f.py::test_many_asserts', 'tests/test_f.py::test_plain'], {
@@ -102,14 +147,73 @@ describe('makeTestWeaken', () => {
     expect(removed.map((r) => r.kind).sort()).toEqual(['assertion', 'function']);
   });
 
-  it('reports ids it cannot weaken: doctests in source files, unknown tests, files outside the test files', async () => {
+  it('reports ids it cannot weaken: doctests in source files and test files, files outside the test files', async () => {
     const result = await makeTestWeaken({
       readFile: readerOf({ 'tests/test_f.py': TESTS, 'pkg/mod.py': 'def f(x):\n    return x\n' }),
-      failToPass: ['pkg/mod.py::pkg.mod.f', 'tests/test_f.py::test_missing', 'tests/test_f.py::TestNope::test_a'],
+      failToPass: ['pkg/mod.py::pkg.mod.f', 'tests/test_f.py::tests.test_f.helper', 'docs/usage.rst::usage.rst'],
       testFiles: ['tests/test_f.py'],
     });
     expect(result.diff).toBe('');
-    expect(result.unresolved).toEqual(['pkg/mod.py::pkg.mod.f', 'tests/test_f.py::TestNope::test_a', 'tests/test_f.py::test_missing']);
+    expect(result.unresolved).toEqual(['docs/usage.rst::usage.rst', 'pkg/mod.py::pkg.mod.f', 'tests/test_f.py::tests.test_f.helper']);
+  });
+
+  it('removes tests generated at import, whatever their names, by code appended to the module that collects them', async () => {
+    const module = [
+      'import unittest',
+      '',
+      '',
+      'class Base(unittest.TestCase):',
+      '    pass',
+      '',
+      '',
+      'def make(name):',
+      '    cls = type(name, (Base,), {})',
+      '    for case in ("a", "b", "example-2.17"):',
+      '        setattr(cls, "test_" + case, lambda self, case=case: None)',
+      '    globals()[name] = cls',
+      '',
+      '',
+      'make("TestGenerated")',
+      'globals()["test_loose"] = lambda: None',
+      '',
+    ].join('\n');
+    const ids = ['tests/test_gen.py::TestGenerated::test_a', 'tests/test_gen.py::TestGenerated::test_example-2.17', 'tests/test_gen.py::test_loose', 'tests/test_gen.py::TestGone::test_x'];
+    const { after, removed, removedIds, unresolved } = await weakened({ 'tests/test_gen.py': module }, ids);
+    expect(unresolved).toEqual([]);
+    expect(removed.map((entry) => entry.kind)).toEqual(['generated', 'generated', 'generated', 'generated']);
+    expect(removedIds).toEqual([...ids].sort());
+    const probe = `${after['tests/test_gen.py'] ?? ''}\nprint(sorted(name for name in vars(TestGenerated) if name.startswith("test_")), "test_loose" in globals())\n`;
+    const out = execFileSync('/usr/bin/python3', ['-c', probe], { encoding: 'utf8' });
+    expect(out.trim()).toBe("['test_b'] False");
+  });
+
+  it('takes a test its module binds last by an import out of that module, leaving the import and both definitions', async () => {
+    const module = [
+      'import sys',
+      '',
+      '',
+      'def test_variant():',
+      '    assert False, "shadowed"',
+      '',
+      '',
+      'if sys.version_info >= (3, 8):',
+      '    from .variants import test_variant  # noqa',
+      '',
+      '',
+      'def test_other():',
+      '    pass',
+      '',
+    ].join('\n');
+    const variants = 'def test_variant():\n    assert True\n';
+    const ids = ['tests/test_mod.py::test_variant'];
+    const { after, removed, removedIds, unresolved } = await weakened({ 'tests/test_mod.py': module, 'tests/variants.py': variants }, ids);
+    expect(unresolved).toEqual([]);
+    expect(removed).toMatchObject([{ kind: 'imported', file: 'tests/test_mod.py', qualifiedName: 'test_variant' }]);
+    expect(removedIds).toEqual(ids);
+    expect(after['tests/variants.py']).toBeUndefined();
+    const probe = `${(after['tests/test_mod.py'] ?? '').replace('from .variants import test_variant', 'test_variant = 1')}\nprint("test_variant" in globals(), "test_other" in globals())\n`;
+    const out = execFileSync('/usr/bin/python3', ['-c', probe], { encoding: 'utf8' });
+    expect(out.trim()).toBe('False True');
   });
 
   it('is deterministic', async () => {

@@ -1,4 +1,5 @@
-import { ERROR_CODES, EnvgenError } from '@envgen/core';
+import { ERROR_CODES, EnvgenError, parseNodeId } from '@envgen/core';
+import type { NodeIdParts } from '@envgen/core';
 import { makePatch } from '@envgen/patch';
 import { hasSyntaxErrors, parsePython } from '@envgen/python';
 import type { SyntaxNode } from '@envgen/python';
@@ -21,12 +22,19 @@ export interface MakeTestWeakenOptions {
   mode?: 'functions' | 'assertions';
   /** Node id → 1-based line (in the test file) where the test failed; used by the `assertions` mode. */
   failingLines?: Readonly<Record<string, number>>;
+  /** Every test of the suite; when given, {@link TestWeaken.removedIds} lists those the deletions take away. */
+  nodeIds?: readonly string[];
 }
 
 /** One deletion made by {@link makeTestWeaken}. */
 export interface WeakenRemoval {
   nodeId: string;
-  kind: 'function' | 'assertion';
+  /**
+   * `generated`: a test made at import (from data files, by a loop); `imported`: a module-level
+   * test its module binds last by an import (`from .variants import test_x`, shadowing a `def`
+   * of the same name). Both are removed from the namespace of the module that collects them.
+   */
+  kind: 'function' | 'assertion' | 'generated' | 'imported';
   file: string;
   /** `Class.method` or `func` of the test. */
   qualifiedName: string;
@@ -41,26 +49,10 @@ export interface TestWeaken {
   /** Test files the diff touches, sorted: the bundle's test_files.txt. */
   testFiles: string[];
   removed: WeakenRemoval[];
+  /** Tests gone with the weakening (of `nodeIds`, and the FAIL_TO_PASS tests deleted whole). */
+  removedIds: string[];
   /** Node ids whose test could not be found in a test file (doctests, generated tests...). */
   unresolved: string[];
-}
-
-interface NodeIdParts {
-  file: string;
-  classes: string[];
-  name: string;
-}
-
-/** `file::A::B::test_x[p]` → file, class chain, function name (parameters dropped). */
-function parseNodeId(nodeId: string): NodeIdParts | null {
-  const parts = nodeId.split('::');
-  if (parts.length < 2) return null;
-  const file = parts[0] ?? '';
-  const last = parts[parts.length - 1] ?? '';
-  const bracket = last.indexOf('[');
-  const name = bracket >= 0 ? last.slice(0, bracket) : last;
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return null;
-  return { file, classes: parts.slice(1, -1), name };
 }
 
 /** The definition node inside a statement (unwrapping decorators), with the statement to delete. */
@@ -92,38 +84,207 @@ function findDefinitions(block: SyntaxNode, name: string, kind: 'function_defini
   return found;
 }
 
-/** Simple names of a class's bases (`class TestB(TestA)` → `TestA`). */
-function baseNames(classNode: SyntaxNode): string[] {
-  const bases = classNode.childForFieldName('superclasses');
-  return bases ? bases.namedChildren.filter((node) => node.type === 'identifier').map((node) => node.text) : [];
+/** A parsed file of the clean tree. */
+interface ParsedFile {
+  path: string;
+  source: string;
+  root: SyntaxNode;
 }
 
-/** The test's function statements: methods are looked up through same-file base classes too. */
-function findTest(root: SyntaxNode, parts: NodeIdParts): Array<{ definition: SyntaxNode; statement: SyntaxNode; qualifiedName: string }> {
+/** A definition (unwrapped from its decorators) with its statement and file. */
+interface Definition {
+  file: ParsedFile;
+  definition: SyntaxNode;
+  statement: SyntaxNode;
+}
+
+/** A test definition found for a node id: the statement to delete and where it lives. */
+interface FoundTest extends Definition {
+  qualifiedName: string;
+}
+
+/** Dotted names of a class's bases (`class T(Mixin, base.Case)` → `[['Mixin'], ['base', 'Case']]`). */
+function baseNames(classNode: SyntaxNode): string[][] {
+  const bases = classNode.childForFieldName('superclasses');
+  if (!bases) return [];
+  return bases.namedChildren
+    .filter((node) => node.type === 'identifier' || (node.type === 'attribute' && /^[A-Za-z_][\w.]*$/.test(node.text)))
+    .map((node) => node.text.split('.'));
+}
+
+/** Directory part of a repo-relative path (`''` at the root). */
+function dirnameOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash < 0 ? '' : path.slice(0, slash);
+}
+
+/**
+ * Resolves definitions across the test files: a class or function a test module uses may be
+ * defined in it or imported from another module of the tree (`from tests.base import Mixin`,
+ * `from .base import Mixin as M`, `import tests.base as b` ... `b.Mixin`), as unittest suites
+ * with shared base classes and mixins do. Modules are looked up as Python would find them
+ * under pytest: relative to the importing package, from the repo root, from `src/`, and from
+ * each directory above the test file (pytest puts a test's rootless directory on sys.path).
+ */
+class DefinitionResolver {
+  private readonly files = new Map<string, Promise<ParsedFile | null>>();
+
+  constructor(private readonly read: (path: string) => Promise<string | null>) {}
+
+  file(path: string): Promise<ParsedFile | null> {
+    let parsed = this.files.get(path);
+    if (parsed === undefined) {
+      parsed = this.read(path).then((source) => (source === null ? null : { path, source, root: parsePython(source).rootNode }));
+      this.files.set(path, parsed);
+    }
+    return parsed;
+  }
+
+  /** The file of module `dotted` imported from `from` with `level` leading dots, or null. */
+  async module(from: string, dotted: string[], level: number): Promise<ParsedFile | null> {
+    let roots: string[];
+    if (level > 0) {
+      let base = dirnameOf(from);
+      for (let up = 1; up < level; up += 1) base = dirnameOf(base);
+      roots = [base];
+    } else {
+      roots = ['', 'src'];
+      for (let dir = dirnameOf(from); dir !== ''; dir = dirnameOf(dir)) roots.push(dir);
+    }
+    for (const root of roots) {
+      const stem = [root, ...dotted].filter((part) => part !== '').join('/');
+      if (stem === '') continue;
+      for (const candidate of [`${stem}.py`, `${stem}/__init__.py`]) {
+        const parsed = await this.file(candidate);
+        if (parsed !== null) return parsed;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Where the name `dotted` (`Mixin` or `base.Mixin`) used at the top level of `file` is
+   * defined as a `kind`, following imports up to a few modules deep.
+   */
+  async lookup(file: ParsedFile, dotted: string[], kind: 'function_definition' | 'class_definition', depth = 0): Promise<Definition | null> {
+    if (depth > 8 || dotted.length === 0) return null;
+    const [head, ...rest] = dotted as [string, ...string[]];
+    if (rest.length === 0) {
+      const local = findDefinitions(file.root, head, kind)[0];
+      if (local) return { file, ...local };
+    }
+    for (const statement of importStatements(file.root)) {
+      for (const binding of importBindings(statement)) {
+        if (binding.bound !== head) continue;
+        if (binding.name === null) {
+          // `import a.b as m` / `import a`: the rest of the name lives in that module.
+          const target = await this.module(file.path, binding.module, binding.level);
+          if (target) return this.lookup(target, rest.length > 0 ? rest : [head], kind, depth + 1);
+          continue;
+        }
+        const target = await this.module(file.path, binding.module, binding.level);
+        if (target) {
+          const found = await this.lookup(target, [binding.name, ...rest], kind, depth + 1);
+          if (found) return found;
+        }
+        // `from pkg import mod` where mod is a module.
+        const asModule = await this.module(file.path, [...binding.module, binding.name], binding.level);
+        if (asModule && rest.length > 0) return this.lookup(asModule, rest, kind, depth + 1);
+      }
+    }
+    return null;
+  }
+}
+
+/**
+ * Whether the last top-level binding of `name` in `file` is an import: pytest collects what the
+ * name is bound to when the module finishes, which is then not the module's own `def`.
+ */
+function lastBoundByImport(file: ParsedFile, name: string): boolean {
+  const definitions = findDefinitions(file.root, name, 'function_definition').map((found) => found.statement.startIndex);
+  const imports = importStatements(file.root)
+    .filter((statement) => statement.type === 'import_from_statement' && importBindings(statement).some((binding) => binding.bound === name))
+    .map((statement) => statement.startIndex);
+  return imports.length > 0 && Math.max(...imports) > Math.max(-1, ...definitions);
+}
+
+/** Top-level import statements, through if/try branches. */
+function importStatements(block: SyntaxNode): SyntaxNode[] {
+  const found: SyntaxNode[] = [];
+  for (const child of block.namedChildren) {
+    if (child.type === 'import_statement' || child.type === 'import_from_statement') found.push(child);
+    else if (BRANCH_TYPES.has(child.type)) found.push(...importStatements(child));
+  }
+  return found;
+}
+
+/** What one import binds: `bound` in the importing module, from `module` (`level` dots), `name` in it (null: the module itself). */
+interface ImportBinding {
+  bound: string;
+  module: string[];
+  level: number;
+  name: string | null;
+}
+
+function importBindings(statement: SyntaxNode): ImportBinding[] {
+  const bindings: ImportBinding[] = [];
+  const names = statement.childrenForFieldName('name');
+  if (statement.type === 'import_statement') {
+    for (const node of names) {
+      const dotted = (node.type === 'aliased_import' ? node.childForFieldName('name') : node)?.text.split('.') ?? [];
+      const alias = node.type === 'aliased_import' ? node.childForFieldName('alias')?.text : undefined;
+      // `import a.b` binds `a`; `import a.b as m` binds `m` to a.b.
+      if (alias !== undefined) bindings.push({ bound: alias, module: dotted, level: 0, name: null });
+      else if (dotted[0] !== undefined) bindings.push({ bound: dotted[0], module: [dotted[0]], level: 0, name: null });
+    }
+    return bindings;
+  }
+  const moduleNode = statement.childForFieldName('module_name');
+  if (!moduleNode) return bindings;
+  const text = moduleNode.text;
+  const level = /^\.*/.exec(text)?.[0].length ?? 0;
+  const module = text.slice(level).split('.').filter((part) => part !== '');
+  for (const node of names) {
+    const name = (node.type === 'aliased_import' ? node.childForFieldName('name') : node)?.text;
+    const alias = node.type === 'aliased_import' ? node.childForFieldName('alias')?.text : undefined;
+    if (name !== undefined) bindings.push({ bound: alias ?? name, module, level, name });
+  }
+  return bindings;
+}
+
+/**
+ * The definitions a node id runs: a function of the test file (or one it imports), or a
+ * method looked up through the class, its nested classes and its bases, wherever they are
+ * defined.
+ */
+async function findTest(resolver: DefinitionResolver, file: ParsedFile, parts: NodeIdParts): Promise<FoundTest[]> {
   if (parts.classes.length === 0) {
-    return findDefinitions(root, parts.name, 'function_definition').map((found) => ({ ...found, qualifiedName: parts.name }));
+    const found = await resolver.lookup(file, [parts.name], 'function_definition');
+    return found ? [{ ...found, qualifiedName: parts.name }] : [];
   }
-  let scope: SyntaxNode | null = root;
-  let classNode: SyntaxNode | null = null;
-  for (const className of parts.classes) {
-    classNode = scope ? (findDefinitions(scope, className, 'class_definition')[0]?.definition ?? null) : null;
-    scope = classNode?.childForFieldName('body') ?? null;
+  const [outer, ...inner] = parts.classes as [string, ...string[]];
+  let start = await resolver.lookup(file, [outer], 'class_definition');
+  for (const name of inner) {
+    const body = start?.definition.childForFieldName('body');
+    const nested = body ? findDefinitions(body, name, 'class_definition')[0] : undefined;
+    start = start && nested ? { file: start.file, ...nested } : null;
   }
-  const seen = new Set<number>();
-  const queue = classNode ? [classNode] : [];
+  const seen = new Set<string>();
+  const queue = start ? [start] : [];
   while (queue.length > 0) {
-    const current = queue.shift();
-    if (!current || seen.has(current.id)) continue;
-    seen.add(current.id);
-    const body = current.childForFieldName('body');
+    const current = queue.shift() as Definition;
+    const key = `${current.file.path}:${current.definition.startIndex}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const body = current.definition.childForFieldName('body');
     const methods = body ? findDefinitions(body, parts.name, 'function_definition') : [];
     if (methods.length > 0) {
-      const owner = current.childForFieldName('name')?.text ?? '';
-      return methods.map((found) => ({ ...found, qualifiedName: `${owner}.${parts.name}` }));
+      const owner = current.definition.childForFieldName('name')?.text ?? '';
+      return methods.map((found) => ({ file: current.file, ...found, qualifiedName: `${owner}.${parts.name}` }));
     }
-    for (const base of baseNames(current)) {
-      const baseNode = findDefinitions(root, base, 'class_definition')[0]?.definition;
-      if (baseNode) queue.push(baseNode);
+    for (const base of baseNames(current.definition)) {
+      const found = await resolver.lookup(current.file, base, 'class_definition');
+      if (found) queue.push(found);
     }
   }
   return [];
@@ -193,64 +354,142 @@ function deleteStatements(source: string, statements: SyntaxNode[]): string {
 }
 
 /**
- * Builds test_weaken.diff: deletes the tests named by FAIL_TO_PASS node ids from their test
- * files with tree-sitter (the code is deleted, never commented out). A parametrized id
- * `test_x[1-2]` deletes the function `test_x`; `tests/t.py::TestC::test_m` deletes the method
- * (found through same-file base classes when inherited); a class or branch left empty keeps a
- * `pass`. Every changed file must still parse.
+ * Whether a node id the source has no definition for names a test generated at import
+ * (`setattr(cls, "test_" + case, ...)` over data files, as data-driven suites do), not a
+ * doctest (`module.func`, never inside a class) or a file-level item. A generated method may
+ * have any name (`test_example-2.17`): only a module-level one must look like an identifier.
+ */
+function isGeneratedTestName(parts: NodeIdParts): boolean {
+  if (parts.name === '' || parts.name.includes('/') || !parts.classes.every((name) => /^[A-Za-z_]\w*$/.test(name))) return false;
+  return parts.classes.length > 0 || !parts.name.includes('.');
+}
+
+/**
+ * Python appended to a test module that deletes tests generated at import once the module
+ * has made them: from the class (or the base class) that holds each, or from the module.
+ */
+function removeGeneratedTests(entries: ReadonlyArray<[string | null, string]>): string {
+  const literal = (text: string | null): string => (text === null ? 'None' : JSON.stringify(text));
+  return [
+    '',
+    '',
+    '# Tests the weakening removes from this module once it has made them (generated at import, or bound by an import).',
+    'for _weakened_owner, _weakened_name in [',
+    ...entries.map(([owner, name]) => `    (${literal(owner)}, ${literal(name)}),`),
+    ']:',
+    '    if _weakened_owner is None:',
+    '        globals().pop(_weakened_name, None)',
+    '        continue',
+    '    _weakened_class = globals().get(_weakened_owner.split(".")[0])',
+    '    for _weakened_part in _weakened_owner.split(".")[1:]:',
+    '        _weakened_class = getattr(_weakened_class, _weakened_part, None)',
+    '    for _weakened_base in getattr(_weakened_class, "__mro__", ()):',
+    '        if _weakened_name in vars(_weakened_base):',
+    '            delattr(_weakened_base, _weakened_name)',
+    '            break',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Builds test_weaken.diff: deletes the tests named by FAIL_TO_PASS node ids from the test
+ * files that define them, with tree-sitter (the code is deleted, never commented out). A
+ * parametrized id `test_x[1-2]` deletes the function `test_x`; `tests/t.py::TestC::test_m`
+ * deletes the method where it is defined: in the class, or in a base class or mixin, in the
+ * same file or in another test module it is imported from (that file is then part of the
+ * weakening and of test_files.txt); a class or branch left empty keeps a `pass`. Every
+ * changed file must still parse. A test generated at import (no definition in the source,
+ * e.g. one method per case of a data file) is removed by code appended to the module that
+ * collects it, deleting it from its class once the module has made it. With `nodeIds` (the
+ * suite's tests), `removedIds` names every test the deletions take away, inherited copies in
+ * other classes included.
  */
 export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<TestWeaken> {
   const testFiles = new Set(options.testFiles);
-  const byFile = new Map<string, Array<{ nodeId: string; parts: NodeIdParts }>>();
+  const resolver = new DefinitionResolver((path) => (testFiles.has(path) ? options.readFile(path) : Promise.resolve(null)));
   const unresolved: string[] = [];
-  for (const nodeId of [...new Set(options.failToPass)].sort()) {
+  const removed: WeakenRemoval[] = [];
+  /** Per file: the statements to delete, by their start offset. */
+  const deletions = new Map<string, { file: ParsedFile; nodes: Map<number, SyntaxNode> }>();
+  const deletedFunctions = new Set<string>();
+  const resolve = async (nodeId: string): Promise<FoundTest[]> => {
     const parts = parseNodeId(nodeId);
-    if (!parts || !testFiles.has(parts.file)) {
+    const file = parts && testFiles.has(parts.file) ? await resolver.file(parts.file) : null;
+    return parts && file ? findTest(resolver, file, parts) : [];
+  };
+  /** Per test module: tests generated at import (no definition in the source), as (class path, name). */
+  const generated = new Map<string, Array<[string | null, string]>>();
+  for (const nodeId of [...new Set(options.failToPass)].sort()) {
+    const parsed = parseNodeId(nodeId);
+    const module = parsed && parsed.classes.length === 0 && testFiles.has(parsed.file) ? await resolver.file(parsed.file) : null;
+    if (parsed && module && lastBoundByImport(module, parsed.name)) {
+      // Deleting the imported `def` would break the import; the name leaves the collecting module instead.
+      const entries = generated.get(parsed.file) ?? [];
+      if (!entries.some(([owner, name]) => owner === null && name === parsed.name)) entries.push([null, parsed.name]);
+      generated.set(parsed.file, entries);
+      removed.push({ nodeId, kind: 'imported', file: parsed.file, qualifiedName: parsed.name, line: 0 });
+      continue;
+    }
+    const found = await resolve(nodeId);
+    if (found.length === 0) {
+      const parts = parseNodeId(nodeId);
+      if (parts !== null && testFiles.has(parts.file) && isGeneratedTestName(parts) && (await resolver.file(parts.file)) !== null) {
+        const owner = parts.classes.length > 0 ? parts.classes.join('.') : null;
+        const entries = generated.get(parts.file) ?? [];
+        if (!entries.some(([o, n]) => o === owner && n === parts.name)) entries.push([owner, parts.name]);
+        generated.set(parts.file, entries);
+        removed.push({ nodeId, kind: 'generated', file: parts.file, qualifiedName: [...parts.classes, parts.name].join('.'), line: 0 });
+        continue;
+      }
       unresolved.push(nodeId);
       continue;
     }
-    byFile.set(parts.file, [...(byFile.get(parts.file) ?? []), { nodeId, parts }]);
+    const line = options.failingLines?.[nodeId];
+    for (const { file, definition, statement, qualifiedName } of found) {
+      const assertion = options.mode === 'assertions' && line !== undefined && file.path === parseNodeId(nodeId)?.file ? failingAssertion(definition, line) : null;
+      const target = assertion ?? statement;
+      const entry = deletions.get(file.path) ?? { file, nodes: new Map<number, SyntaxNode>() };
+      deletions.set(file.path, entry);
+      entry.nodes.set(target.startIndex, target);
+      if (!assertion) deletedFunctions.add(`${file.path}:${target.startIndex}`);
+      removed.push({ nodeId, kind: assertion ? 'assertion' : 'function', file: file.path, qualifiedName, line: target.startPosition.row + 1 });
+    }
   }
-  const removed: WeakenRemoval[] = [];
   const changes: Array<{ path: string; before: string; after: string }> = [];
-  for (const [file, tests] of [...byFile.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const source = await options.readFile(file);
-    if (source === null) {
-      unresolved.push(...tests.map((test) => test.nodeId));
-      continue;
-    }
-    const root = parsePython(source).rootNode;
-    const toDelete = new Map<number, SyntaxNode>();
-    for (const { nodeId, parts } of tests) {
-      const found = findTest(root, parts);
-      if (found.length === 0) {
-        unresolved.push(nodeId);
-        continue;
-      }
-      const line = options.failingLines?.[nodeId];
-      for (const { definition, statement, qualifiedName } of found) {
-        const assertion = options.mode === 'assertions' && line !== undefined ? failingAssertion(definition, line) : null;
-        const target = assertion ?? statement;
-        toDelete.set(target.id, target);
-        removed.push({ nodeId, kind: assertion ? 'assertion' : 'function', file, qualifiedName, line: target.startPosition.row + 1 });
-      }
-    }
+  const paths = [...new Set([...deletions.keys(), ...generated.keys()])].sort();
+  for (const path of paths) {
+    const file = deletions.get(path)?.file ?? ((await resolver.file(path)) as ParsedFile);
+    const nodes = deletions.get(path)?.nodes ?? new Map<number, SyntaxNode>();
     // A whole deleted function makes its own deleted assertions moot.
-    const functions = [...toDelete.values()].filter((node) => !isAssertion(node));
-    const statements = [...toDelete.values()].filter(
+    const functions = [...nodes.values()].filter((node) => !isAssertion(node));
+    const statements = [...nodes.values()].filter(
       (node) => !isAssertion(node) || !functions.some((fn) => fn.startIndex <= node.startIndex && node.endIndex <= fn.endIndex),
     );
-    if (statements.length === 0) continue;
-    const after = deleteStatements(source, statements);
-    if (hasSyntaxErrors(after) && !root.hasError) {
-      throw new EnvgenError(ERROR_CODES.internal, `Weakening ${file} left a syntax error; this is a bug in envgen, please report it with the file.`);
+    const extra = generated.get(path);
+    if (statements.length === 0 && extra === undefined) continue;
+    const deleted = statements.length === 0 ? file.source : deleteStatements(file.source, statements);
+    const after = extra === undefined ? deleted : `${deleted.replace(/\s*$/, '\n')}${removeGeneratedTests(extra)}`;
+    if (hasSyntaxErrors(after) && !file.root.hasError) {
+      throw new EnvgenError(ERROR_CODES.internal, `Weakening ${path} left a syntax error; this is a bug in envgen, please report it with the file.`);
     }
-    changes.push({ path: file, before: source, after });
+    changes.push({ path, before: file.source, after });
+  }
+  const names = new Set(removed.filter((entry) => entry.kind === 'function').map((entry) => entry.qualifiedName.split('.').at(-1)));
+  const removedIds = new Set(removed.filter((entry) => entry.kind !== 'assertion').map((entry) => entry.nodeId));
+  /** Module-level names taken out of a module's namespace: every parametrization of them goes. */
+  const popped = new Set(removed.filter((entry) => entry.kind === 'imported' || (entry.kind === 'generated' && !entry.qualifiedName.includes('.'))).map((entry) => `${entry.file}::${entry.qualifiedName}`));
+  for (const nodeId of options.nodeIds ?? []) {
+    const parts = parseNodeId(nodeId);
+    const name = parts?.name;
+    if (parts && parts.classes.length === 0 && popped.has(`${parts.file}::${parts.name}`)) removedIds.add(nodeId);
+    if (removedIds.has(nodeId) || name === undefined || !names.has(name)) continue;
+    if ((await resolve(nodeId)).some((found) => deletedFunctions.has(`${found.file.path}:${found.statement.startIndex}`))) removedIds.add(nodeId);
   }
   return {
     diff: makePatch(changes),
     testFiles: changes.map((change) => change.path).sort(),
     removed,
+    removedIds: [...removedIds].sort(),
     unresolved: unresolved.sort(),
   };
 }

@@ -21,6 +21,10 @@ export interface Candidate {
   description: string;
   /** For `combine`: the instance ids merged into this one. */
   parents?: string[];
+  /** 2 for a higher-order bug (a failed repair's patch on top of its bug); absent means 1. */
+  order?: number;
+  /** For a higher-order bug: the instance whose failed repair made it. */
+  parent?: string;
 }
 
 /** Why a candidate is not an instance. Expected outcomes, so data, not errors. */
@@ -31,6 +35,8 @@ export type RejectionReason =
   | 'timeout'
   | 'crashed'
   | 'check-failed'
+  /** The failing tests cannot be deleted from test files (doctests in source files, generated tests). */
+  | 'unweakenable'
   /** Another bug of the same repo, commit and strategy has the same instance id (hash8 is 32 bits). */
   | 'id-collision';
 
@@ -81,6 +87,10 @@ export interface Instance {
   entities: string[];
   description: string;
   parents?: string[];
+  /** 2 for a higher-order bug (a failed repair's patch on top of its bug); absent means 1. */
+  order?: number;
+  /** For a higher-order bug: the instance whose failed repair made it. */
+  parent?: string;
   created_at: string;
 }
 

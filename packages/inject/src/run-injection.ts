@@ -4,7 +4,7 @@ import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { createRng, makeInstanceId, silentLogger } from '@envgen/core';
 import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
 import { checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
-import type { BundleRun, WeakenRemoval } from '@envgen/bundle';
+import type { BundleRun } from '@envgen/bundle';
 import type { Strategy } from '@envgen/mutate';
 import type { PatchedFile } from '@envgen/patch';
 import { hashPatch } from '@envgen/pool';
@@ -15,14 +15,14 @@ import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import type { Baseline } from '@envgen/testrun';
 import { createValidator } from '@envgen/validate';
-import type { Validator } from '@envgen/validate';
+import type { ValidationOutcome, Validator } from '@envgen/validate';
 import { combineCandidates } from './combine-candidates.js';
 import type { CombinableBug } from './combine-candidates.js';
 import { planCandidates } from './plan-candidates.js';
 import type { DroppedAttempt, PlannedCandidate } from './plan-candidates.js';
 import { createProvenRunner } from './proven-runner.js';
 import { selectSites } from './sites.js';
-import type { SourceFile } from './sites.js';
+import type { Site, SourceFile } from './sites.js';
 
 /** Everything one injection run works on. */
 export interface RunInjectionOptions {
@@ -35,8 +35,20 @@ export interface RunInjectionOptions {
   pool: Pool;
   /** Candidates to try (each validated, or skipped when the pool already knows its verdict). */
   count: number;
+  /**
+   * Validate exactly these candidates (the first `count`) instead of planning them from
+   * the strategies: benches compare pipelines on one candidate list.
+   */
+  candidates?: readonly PlannedCandidate[];
   seed: number;
   strategies: readonly Strategy[];
+  /**
+   * Candidates per strategy name, instead of `count` shared by turns: each strategy plans its
+   * own stream, seeded by the run's seed and its name, and gives its first n candidates. A
+   * strategy's candidates then do not depend on which other strategies run beside it, so a
+   * growth round may split its arms over shards and get the same bugs.
+   */
+  quotas?: Readonly<Record<string, number>>;
   /** Combinations of this run's bugs to try after the main candidates (default: a tenth of count). */
   combine?: number;
   /** Parallel sandboxes of the validator (default: the cores). */
@@ -53,7 +65,14 @@ export type InjectionProgress =
 export type CandidateOutcome =
   | { status: 'kept'; instanceId: string }
   | { status: 'known'; instanceId: string }
-  | { status: 'rejected'; reason: RejectionReason; detail: string; remembered: boolean };
+  | {
+      status: 'rejected';
+      reason: RejectionReason;
+      detail: string;
+      remembered: boolean;
+      /** Rejected after the validator proved it: a disagreement, i.e. a bug in envgen. */
+      afterVerdict?: boolean;
+    };
 
 export interface StrategyTally {
   tried: number;
@@ -78,10 +97,30 @@ export interface InjectionReport {
   known: number;
   rejected: Record<string, number>;
   byStrategy: Record<string, StrategyTally>;
+  /** Instances this run added. */
   instanceIds: string[];
+  /** Instances this run's candidates turned out to be that the pool already held. */
+  knownIds: string[];
   seconds: number;
   /** Wall seconds per kept instance (null when none was kept). */
   secondsPerKept: number | null;
+  /**
+   * How the validator reached its verdicts: resumed at a checkpoint inside the suite, from
+   * the checkpoint before collection, the whole suite from scratch, or the reference way;
+   * and, by reason, why a checkpoint could not serve a candidate.
+   */
+  validation: { resumed: number; collection: number; scratch: number; reference: number; declined: Record<string, number> };
+  /**
+   * Candidates the validator proved that a later step still rejected (the weakening or the
+   * bundle's checks disagreeing with the verdict): each is a bug in envgen, shown with its detail.
+   */
+  afterVerdict: Array<{ strategy: string; reason: RejectionReason; detail: string }>;
+  /**
+   * The first bundle kept in this run, checked again cold with its own test_script.sh and
+   * test_parser.py in fresh sandboxes: proof that the checks answered from the validator's
+   * runs agree with the bundle's own. When they disagree, every later bundle is checked cold.
+   */
+  replay: { strategy: string; agreed: boolean; detail: string; seconds: number } | null;
 }
 
 async function readSourceFiles(worktree: string, paths: readonly string[]): Promise<SourceFile[]> {
@@ -136,8 +175,17 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     rejected: {},
     byStrategy: {},
     instanceIds: [],
+    knownIds: [],
     seconds: 0,
     secondsPerKept: null,
+    validation: { resumed: 0, collection: 0, scratch: 0, reference: 0, declined: {} },
+    afterVerdict: [],
+    replay: null,
+  };
+  const noteValidation = (outcome: ValidationOutcome): void => {
+    const key = outcome.mode === 'reference' ? 'reference' : outcome.mode === 'resumed' ? 'resumed' : outcome.resumedFrom === 'collection' ? 'collection' : 'scratch';
+    report.validation[key] += 1;
+    for (const why of outcome.declined ?? []) report.validation.declined[why] = (report.validation.declined[why] ?? 0) + 1;
   };
   const rejectionScope = { repo: report.repo, commit: repo.commit, profileHash: profileHash(profile) };
   const script = makeTestScript(profile);
@@ -158,7 +206,11 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     await cleanRunner.close();
   }
 
-  const planned = await takeCandidates(planCandidates({ files, sites, strategies: options.strategies, seed: options.seed }), options.count, report);
+  const planned = options.candidates
+    ? options.candidates.slice(0, options.count)
+    : options.quotas
+      ? await takeQuotas(files, sites, options.strategies, options.quotas, options.seed, report)
+      : await takeCandidates(planCandidates({ files, sites, strategies: options.strategies, seed: options.seed }), options.count, report);
   const combineCount = options.combine ?? Math.floor(options.count / 10);
   progress({ kind: 'start', total: planned.length + combineCount });
 
@@ -176,9 +228,10 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     return lazy.validator;
   };
   const keptBugs: CombinableBug[] = [];
+  const replay: ReplayState = { claimed: false, cold: false, report };
   try {
     const handle = async ({ candidate, files: changed }: PlannedCandidate): Promise<void> => {
-      const outcome = await proveCandidate({ ...options, validator, clean, script, parser, rejectionScope }, candidate, changed);
+      const outcome = await proveCandidate({ ...options, validator, clean, script, parser, rejectionScope, noteValidation, replay }, candidate, changed);
       const entry = tally(report, candidate.strategy);
       report.tried += 1;
       entry.tried += 1;
@@ -189,9 +242,11 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
       } else if (outcome.status === 'known') {
         report.known += 1;
         entry.known += 1;
+        report.knownIds.push(outcome.instanceId);
       } else {
         entry.rejected += 1;
         report.rejected[outcome.reason] = (report.rejected[outcome.reason] ?? 0) + 1;
+        if (outcome.afterVerdict) report.afterVerdict.push({ strategy: candidate.strategy, reason: outcome.reason, detail: outcome.detail });
       }
       if (outcome.status !== 'rejected') keptBugs.push({ instanceId: outcome.instanceId, candidate, files: changed });
       progress({ kind: 'candidate', strategy: candidate.strategy, outcome: outcome.status });
@@ -205,6 +260,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     if (lazy.validator !== null) await (await lazy.validator).close();
   }
   report.instanceIds.sort();
+  report.knownIds.sort();
   report.seconds = (performance.now() - started) / 1000;
   report.secondsPerKept = report.kept > 0 ? report.seconds / report.kept : null;
   return report;
@@ -230,17 +286,23 @@ async function takeCandidates(stream: Iterable<PlannedCandidate | DroppedAttempt
   return planned;
 }
 
-/**
- * Node ids gone with the weakening: every test of each deleted test function, under the
- * class that defines it and under each subclass that inherited it, every parametrization.
- */
-function removedTestIds(nodeIds: readonly string[], removed: readonly WeakenRemoval[]): Set<string> {
-  const prefixes = new Set<string>();
-  for (const removal of removed.filter((entry) => entry.kind === 'function')) {
-    prefixes.add(`${removal.file}::${removal.qualifiedName.split('.').join('::')}`);
-    prefixes.add(removal.nodeId.replace(/\[.*\]$/s, ''));
+/** Each strategy's first `quotas[name]` candidates from its own stream (see {@link RunInjectionOptions.quotas}). */
+async function takeQuotas(
+  files: readonly SourceFile[],
+  sites: readonly Site[],
+  strategies: readonly Strategy[],
+  quotas: Readonly<Record<string, number>>,
+  seed: number,
+  report: InjectionReport,
+): Promise<PlannedCandidate[]> {
+  const planned: PlannedCandidate[] = [];
+  for (const strategy of strategies) {
+    const quota = quotas[strategy.name] ?? 0;
+    if (quota <= 0) continue;
+    const ownSeed = createRng(`${seed}/${strategy.name}`).int(2 ** 31);
+    planned.push(...(await takeCandidates(planCandidates({ files, sites, strategies: [strategy], seed: ownSeed }), quota, report)));
   }
-  return new Set(nodeIds.filter((id) => prefixes.has(id.replace(/\[.*\]$/s, ''))));
+  return planned;
 }
 
 interface ProveContext extends RunInjectionOptions {
@@ -249,6 +311,40 @@ interface ProveContext extends RunInjectionOptions {
   script: string;
   parser: string;
   rejectionScope: { repo: string; commit: string; profileHash: string };
+  noteValidation: (outcome: ValidationOutcome) => void;
+  replay: ReplayState;
+}
+
+/** The run's one cold replay of a kept bundle (see {@link InjectionReport.replay}). */
+interface ReplayState {
+  claimed: boolean;
+  /** The replay disagreed: every later bundle's checks run cold. */
+  cold: boolean;
+  report: InjectionReport;
+}
+
+/**
+ * Checks `bundle` cold (its own script and parser, fresh sandboxes) and compares the tests
+ * its bug breaks with the validator's FAIL_TO_PASS (flaky tests may differ).
+ */
+async function replayCold(context: ProveContext, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number }> {
+  const started = performance.now();
+  const cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider });
+  const seconds = (performance.now() - started) / 1000;
+  const flaky = new Set(context.baseline.flaky);
+  const broken = new Set(cold.brokenTests);
+  const missed = failToPass.filter((id) => !broken.has(id));
+  const extra = cold.brokenTests.filter((id) => !failToPass.includes(id) && !flaky.has(id));
+  const failing = cold.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.evidence}`);
+  if (failing.length === 0 && missed.length === 0 && extra.length === 0) {
+    return { agreed: true, detail: `the bundle's own script breaks the same ${failToPass.length} test(s) and passes all seven checks`, seconds };
+  }
+  const parts = [
+    ...failing,
+    ...(missed.length > 0 ? [`FAIL_TO_PASS tests the bundle's script does not see fail: ${missed.slice(0, 5).join(', ')}`] : []),
+    ...(extra.length > 0 ? [`tests the bundle's script sees fail that the validator did not: ${extra.slice(0, 5).join(', ')}`] : []),
+  ];
+  return { agreed: false, detail: `cold replay disagrees with the validator: ${parts.join('; ')}`, seconds };
 }
 
 async function proveCandidate(context: ProveContext, candidate: Candidate, files: PatchedFile[]): Promise<CandidateOutcome> {
@@ -261,20 +357,22 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   const key = { ...context.rejectionScope, patchHash: hashPatch(candidate.patch) };
   const known = pool.getRejection(key);
   if (known) return { status: 'rejected', reason: known.reason, detail: known.detail, remembered: true };
-  const reject = (reason: RejectionReason, detail: string): CandidateOutcome => {
+  const reject = (reason: RejectionReason, detail: string, afterVerdict = false): CandidateOutcome => {
     pool.markRejected(key, reason, detail);
-    return { status: 'rejected', reason, detail, remembered: false };
+    return { status: 'rejected', reason, detail, remembered: false, ...(afterVerdict ? { afterVerdict } : {}) };
   };
 
   const mutated = (changed: readonly PatchedFile[]) => changed.map((file) => ({ path: file.path, after: file.after ?? '' }));
   const validator = await context.validator();
-  const verdict = await validator.validate({ candidate, files: mutated(files) });
+  const outcome = await validator.validateWithDetails({ candidate, files: mutated(files) });
+  context.noteValidation(outcome);
+  const verdict = outcome.verdict;
   if (verdict.kind === 'rejected') return reject(verdict.reason, verdict.detail);
-  if (!context.clean.ok) return reject('check-failed', `the bundle's test script does not run on the clean repo: ${context.clean.reason}`);
+  if (!context.clean.ok) return reject('check-failed', `the bundle's test script does not run on the clean repo: ${context.clean.reason}`, true);
 
   const readClean = (path: string) => readFile(join(context.worktree, path), 'utf8').catch(() => null);
-  const weaken = await makeTestWeaken({ readFile: readClean, failToPass: verdict.failToPass, testFiles: profile.testFiles });
-  if (weaken.unresolved.length > 0) return reject('check-failed', `the weakening cannot delete failing tests it finds no definition of in a test file (doctests, generated tests): ${weaken.unresolved.slice(0, 5).join(', ')}`);
+  const weaken = await makeTestWeaken({ readFile: readClean, failToPass: verdict.failToPass, testFiles: profile.testFiles, nodeIds: Object.keys(context.baseline.results) });
+  if (weaken.unresolved.length > 0) return reject('unweakenable', `the weakening cannot delete failing tests it finds no definition of in a test file (doctests, generated tests): ${weaken.unresolved.slice(0, 5).join(', ')}`);
   const bundle: BundleFiles = {
     'bug_inject.diff': candidate.patch,
     'test_weaken.diff': weaken.diff,
@@ -286,13 +384,24 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     clean: context.clean,
     bugFiles: files,
     bugVerdict: verdict,
-    removedTests: removedTestIds(Object.keys(context.baseline.results), weaken.removed),
+    removedTests: new Set(weaken.removedIds),
     judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutated(changed) }),
   });
-  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, runner });
+  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, ...(context.replay.cold ? {} : { runner }) });
   if (!checks.passed) {
-    const failed = checks.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.evidence}`);
-    return reject('check-failed', failed.join('; '));
+    const failing = checks.checks.filter((check) => !check.passed);
+    // Only the inverse mutation may rightly reject a proven bug (a file of it that breaks nothing on its own).
+    const disagrees = failing.some((check) => check.name !== 'inverse-mutation');
+    return reject('check-failed', failing.map((check) => `${check.name}: ${check.evidence}`).join('; '), disagrees);
+  }
+  if (!context.replay.claimed) {
+    context.replay.claimed = true;
+    const replayed = await replayCold(context, bundle, verdict.failToPass);
+    context.replay.report.replay = { strategy: candidate.strategy, ...replayed };
+    if (!replayed.agreed) {
+      context.replay.cold = true;
+      return reject('check-failed', replayed.detail, true);
+    }
   }
   const instance: Instance = {
     instance_id: instanceId,
@@ -307,6 +416,8 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     entities: candidate.entities,
     description: candidate.description,
     ...(candidate.parents ? { parents: candidate.parents } : {}),
+    ...(candidate.order === undefined ? {} : { order: candidate.order }),
+    ...(candidate.parent === undefined ? {} : { parent: candidate.parent }),
     created_at: new Date().toISOString(),
   };
   const added = pool.addInstance(instance, bundle);

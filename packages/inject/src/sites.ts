@@ -1,3 +1,4 @@
+import { nodeIdFile } from '@envgen/core';
 import type { Entity } from '@envgen/python';
 import type { Baseline } from '@envgen/testrun';
 
@@ -58,7 +59,7 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
         skippedUncovered += 1;
         continue;
       }
-      const files = new Set(tests.map((nodeId) => nodeId.split('::')[0]));
+      const files = new Set(tests.map(nodeIdFile));
       const cost = tests.length + FILE_COST * files.size;
       candidates.push({ path: file.path, entity, key, tests, cost });
     }

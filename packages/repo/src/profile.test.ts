@@ -30,14 +30,16 @@ describe('deriveProfile', () => {
     expect(profile.provenance['env.PYTHONPATH']).toBe('src layout (src/text_unidecode/__init__.py)');
     expect(profile.testArgs).toEqual(['test_unidecode.py']);
     expect(deriveProfile(listing(['jsonpatch.py', 'tests.py', 'bin/jsonpatch'])).testArgs).toEqual(['tests.py']);
+    // pytest would not collect tests/test.py from the tests directory: the file itself is named.
+    expect(deriveProfile(listing(['src/decorator/__init__.py', 'tests/test.py', 'tests/documentation.py'])).testArgs).toEqual(['tests/test.py']);
   });
 
   it('uses configured testpaths and python_files', () => {
     const profile = deriveProfile(
       listing(['pkg/__init__.py', 'pkg/check_a.py', 'suite/check_b.py', 'other/test_c.py'], [{ path: 'pytest.ini', text: '[pytest]\ntestpaths = suite missing\npython_files = check_*.py\n' }]),
     );
-    expect(profile.testArgs).toEqual(['suite']);
-    expect(profile.provenance['testArgs']).toBe('testpaths from pytest.ini [pytest]');
+    expect(profile.testArgs).toEqual([]);
+    expect(profile.provenance['testArgs']).toBe('none: pytest applies testpaths from pytest.ini [pytest] itself');
     expect(profile.testFiles).toEqual(['pkg/check_a.py', 'suite/check_b.py']);
     expect(profile.sourceFiles).toEqual(['other/test_c.py', 'pkg/__init__.py']);
   });
@@ -50,8 +52,15 @@ describe('deriveProfile', () => {
 
   it('neutralizes plugin options in addopts', () => {
     const profile = deriveProfile(listing(['a.py', 'tests/test_a.py'], [{ path: 'pyproject.toml', text: '[tool.pytest.ini_options]\naddopts = "-ra --cov=a -n 4"\ntestpaths = ["tests"]\n' }]));
-    expect(profile.testArgs).toEqual(['-o', 'addopts=-ra', 'tests']);
+    expect(profile.testArgs).toEqual(['-o', 'addopts=-ra']);
     expect(profile.provenance['testArgs.addopts']).toContain('--cov=a -n 4');
+  });
+
+  it("keeps -p loads of pytest's own plugins and of the project's modules, drops third-party ones", () => {
+    const config = { path: 'setup.cfg', text: '[tool:pytest]\naddopts = -p tests.plugin -p pytester -p no:randomly -p pytest_cov -psrcplug --strict-markers\n' };
+    const profile = deriveProfile(listing(['a.py', 'tests/__init__.py', 'tests/plugin.py', 'tests/test_a.py', 'src/srcplug.py', 'src/b/__init__.py'], [config]));
+    expect(profile.testArgs).toEqual(['-o', 'addopts=-p tests.plugin -p pytester -p no:randomly -psrcplug --strict-markers', 'tests']);
+    expect(profile.provenance['testArgs.addopts']).toContain('-p pytest_cov');
   });
 
   it('applies overrides in order with provenance', () => {
@@ -108,10 +117,10 @@ describe('detectProfile', () => {
     write('env/lib/python3/site.py');
     write('setup.cfg', '[tool:pytest]\ntestpaths = tests\n');
     const profile = await detectProfile(root);
-    expect(profile.testArgs).toEqual(['tests']);
+    expect(profile.testArgs).toEqual([]);
     expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'src' });
     expect(profile.testFiles).toEqual(['tests/conftest.py', 'tests/test_escape.py']);
     expect(profile.sourceFiles).toEqual(['src/markupsafe/__init__.py']);
-    expect(profile.provenance['testArgs']).toBe('testpaths from setup.cfg [tool:pytest]');
+    expect(profile.provenance['testArgs']).toBe('none: pytest applies testpaths from setup.cfg [tool:pytest] itself');
   });
 });

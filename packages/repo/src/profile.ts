@@ -128,7 +128,11 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
 
   const testArgs: string[] = [];
   if (settings && settings.addopts.length && !override.testArgs) {
-    const { kept, dropped } = filterAddopts(settings.addopts);
+    const isProjectModule = (name: string): boolean => {
+      const path = name.split('.').join('/');
+      return tree.files.includes(`${path}.py`) || tree.files.includes(`${path}/__init__.py`) || (env['PYTHONPATH'] === 'src' && tree.files.includes(`src/${path}.py`));
+    };
+    const { kept, dropped } = filterAddopts(settings.addopts, isProjectModule);
     if (dropped.length) {
       testArgs.push('-o', `addopts=${joinShellWords(kept)}`);
       provenance['testArgs.addopts'] = `addopts from ${settings.source} without plugin options: ${dropped.join(' ')}`;
@@ -140,13 +144,17 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   };
   const configured = (settings?.testpaths ?? []).filter(existing);
   if (configured.length) {
-    testArgs.push(...configured);
-    provenance['testArgs'] = `testpaths from ${settings?.source ?? ''}`;
+    // pytest applies testpaths itself (globbed, missing entries ignored) when given no paths,
+    // the way a user runs it; naming them would also change how it finds rootdir and conftests.
+    provenance['testArgs'] = `none: pytest applies testpaths from ${settings?.source ?? ''} itself`;
   } else if (settings?.addopts.some((word) => word === '--doctest-modules' || word.startsWith('--doctest-glob'))) {
     // Doctests live in source files and docs: only pytest's own discovery from the root finds them all.
     provenance['testArgs'] = `none: addopts in ${settings.source} enable doctests, so pytest discovers from the repo root`;
   } else {
-    testArgs.push(...[...new Set(modules.map(topLevelEntry))].sort());
+    // pytest collects only python_files from a directory: a suite file named otherwise
+    // (tests/test.py) is named itself, as its users run it.
+    const entry = (file: string): string => (matchesAnyGlob(file, patterns) ? topLevelEntry(file) : file);
+    testArgs.push(...[...new Set(modules.map(entry))].sort());
     provenance['testArgs'] = settings?.testpaths?.length
       ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)`
       : 'top-level entries holding test files';

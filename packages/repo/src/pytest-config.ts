@@ -89,23 +89,32 @@ const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
   [/^--(benchmark|mypy|flake8|pylint|black|isort|pycodestyle|html|self-contained-html|instafail|sugar)/, false],
 ];
 
+/** pytest's own plugins, which `-p NAME` can always load. */
+const BUILTIN_PLUGINS: ReadonlySet<string> = new Set([
+  'pytester', 'doctest', 'faulthandler', 'junitxml', 'warnings', 'logging', 'capture', 'tmpdir', 'monkeypatch',
+  'recwarn', 'legacypath', 'python_path', 'unraisableexception', 'threadexception', 'stepwise', 'setuponly',
+  'setupplan', 'skipping', 'nose', 'pastebin', 'unittest', 'debugging', 'helpconfig', 'terminal', 'cacheprovider',
+  'fixtures', 'main', 'python', 'runner', 'mark', 'assertion', 'reports', 'freeze_support',
+]);
+
 /**
  * Splits `addopts` into what is kept and what is dropped: plugin options (coverage, xdist,
- * reruns, timeouts, linters, HTML reports) and `-p <plugin>` loads (but not `-p no:<plugin>`),
- * which fail or slow runs when the plugin is absent.
+ * reruns, timeouts, linters, HTML reports) and `-p <plugin>` loads of third-party plugins,
+ * which fail or slow runs when the plugin is absent. `-p no:<plugin>`, pytest's own plugins
+ * and plugins that are modules of the project (`isProjectModule`, e.g. `tests.plugin`) are
+ * kept: the suite needs them to run as it does under plain pytest.
  */
-export function filterAddopts(addopts: string[]): { kept: string[]; dropped: string[] } {
+export function filterAddopts(addopts: string[], isProjectModule: (name: string) => boolean = () => false): { kept: string[]; dropped: string[] } {
   const kept: string[] = [];
   const dropped: string[] = [];
+  const loadable = (name: string): boolean => name.startsWith('no:') || BUILTIN_PLUGINS.has(name) || isProjectModule(name);
   for (let i = 0; i < addopts.length; i += 1) {
     const word = addopts[i] ?? '';
-    if (word === '-p' && !(addopts[i + 1] ?? '').startsWith('no:')) {
-      dropped.push(word, addopts[i + 1] ?? '');
-      i += 1;
-      continue;
-    }
-    if (/^-p(?!no:)\S+/.test(word)) {
-      dropped.push(word);
+    const plugin = word === '-p' ? (addopts[i + 1] ?? '') : /^-p\S/.test(word) ? word.slice(2) : null;
+    if (plugin !== null) {
+      const words = word === '-p' ? [word, plugin] : [word];
+      (loadable(plugin) ? kept : dropped).push(...words);
+      i += words.length - 1;
       continue;
     }
     const match = PLUGIN_OPTIONS.find(([pattern]) => pattern.test(word));

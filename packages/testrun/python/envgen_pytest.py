@@ -8,8 +8,14 @@ the environment names a results file:
 - ``ENVGEN_TEST_TIMEOUT``: seconds one test may take (setup + call + teardown); past it the
   test is stopped with an exception (SIGALRM, main thread only), fails, is marked
   ``"timedOut": true``, and the run goes on.
+- ``ENVGEN_TEST_LIMITS``: path of a JSON file ``{nodeid: seconds}``, each test's own limit
+  (derived from its clean duration). A test named there that runs past its limit also ends
+  the session: the run is a timeout whatever the later tests do.
 
-Works on Python 3.8-3.13 with the standard library only. The JSON file holds::
+Works on Python 3.8-3.13 with the standard library only. PYTEST_DONT_REWRITE: pytest must
+not try to rewrite this module's asserts (a warm server imports it before pytest marks
+``-p`` plugins for rewriting, and the "already imported" warning that pytest would issue
+about it is an error under a project's ``filterwarnings = error``). The JSON file holds::
 
     {"version": 1, "exitstatus": int, "interrupted": bool,
      "results": {nodeid: {"outcome": "passed|failed|error|skipped", "duration": float}},
@@ -29,6 +35,7 @@ import pytest
 _RESULTS_ENV = "ENVGEN_RESULTS"
 _COVERAGE_ENV = "ENVGEN_COVERAGE"
 _TEST_TIMEOUT_ENV = "ENVGEN_TEST_TIMEOUT"
+_TEST_LIMITS_ENV = "ENVGEN_TEST_LIMITS"
 _MESSAGE_LIMIT = 500
 _PLUGIN_NAME = "envgen-recorder"
 
@@ -157,6 +164,16 @@ def _test_timeout():
     return seconds
 
 
+def _test_limits():
+    """Each named test's own limit in seconds (``ENVGEN_TEST_LIMITS``), or {}."""
+    path = os.environ.get(_TEST_LIMITS_ENV)
+    if not path or not hasattr(signal, "setitimer"):
+        return {}
+    with open(path, encoding="utf-8") as handle:
+        limits = json.load(handle)
+    return {str(nodeid): float(seconds) for nodeid, seconds in limits.items() if float(seconds) > 0}
+
+
 class _Recorder:
     def __init__(self, config, results_path, coverage):
         self.rootdir = os.path.realpath(str(getattr(config, "rootpath", None) or config.rootdir))
@@ -172,6 +189,7 @@ class _Recorder:
         self._plugin_dir = os.path.dirname(os.path.realpath(__file__))
         self.timed_out = set()
         self.test_timeout = _test_timeout()
+        self.test_limits = _test_limits() if self.test_timeout is not None else {}
         self.tracer = None
         if coverage:
             self.tracer = _MonitoringTracer() if hasattr(sys, "monitoring") else _ProfilerTracer()
@@ -199,13 +217,18 @@ class _Recorder:
     def start_timer(self, nodeid):
         if self.test_timeout is None:
             return
+        seconds = self.test_limits.get(nodeid, self.test_timeout)
 
         def on_alarm(signum, frame):
             self.timed_out.add(nodeid)
-            raise TestTimeout("envgen: test exceeded its %.1f s limit" % self.test_timeout)
+            raise TestTimeout("envgen: test exceeded its %.1f s limit" % seconds)
 
         signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, self.test_timeout)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def ends_session(self, nodeid):
+        """Whether the run stops here: a test with its own limit ran past it."""
+        return nodeid in self.timed_out and nodeid in self.test_limits
 
     def stop_timer(self):
         if self.test_timeout is None:
@@ -292,6 +315,8 @@ class _Plugin:
         finally:
             self.recorder.stop_timer()
             self.recorder.end_test(item.nodeid)
+            if self.recorder.ends_session(item.nodeid):
+                item.session.shouldstop = "envgen: %s ran past its limit" % item.nodeid
 
     def pytest_runtest_logreport(self, report):
         self.recorder.record_report(report)

@@ -143,6 +143,17 @@ describe('runPytest in the local sandbox', () => {
     ]);
   });
 
+  it('reports a session a conftest stops at import (the package it imports is broken) as stopped, not crashed', async () => {
+    const run = await runFixture({
+      'pkg/__init__.py': 'undefined_name_at_import\n',
+      'tests/conftest.py': 'import pkg\n',
+      'tests/test_a.py': 'def test_a():\n    pass\n',
+    });
+    expect(run.status).toBe('stopped');
+    expect(run.results).toEqual({});
+    expect(run.output).toContain('ImportError while loading conftest');
+  });
+
   it('reports a hanging suite as a timeout, keeping the tests that finished', async () => {
     const run = await runFixture(
       { 'tests/test_hang.py': 'import time\n\ndef test_quick():\n    pass\n\ndef test_hang():\n    time.sleep(600)\n' },

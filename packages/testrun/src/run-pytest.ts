@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
@@ -25,6 +25,11 @@ export interface RunPytestOptions {
   coverage?: boolean;
   /** Wall-clock limit of the whole run (default: the profile's `timeoutMs`). */
   timeoutMs?: number;
+  /**
+   * Node id → seconds: each named test's own limit (the profile's `testTimeoutMs` is the
+   * others'); a named test that runs past it ends the run (see the plugin).
+   */
+  testLimits?: Readonly<Record<string, number>>;
   logger?: Logger;
 }
 
@@ -33,6 +38,8 @@ const OUTCOMES: ReadonlySet<string> = new Set<TestOutcome>(['passed', 'failed', 
 /** pytest exit codes of a session that ran to its end: ok, tests failed, nothing collected. */
 const COMPLETED_EXIT_CODES: ReadonlySet<number> = new Set([0, 1, 5]);
 const INTERRUPTED_EXIT_CODE = 2;
+/** pytest's usage error: also what a conftest that fails to import ends the session with. */
+const STOPPED_EXIT_CODE = 4;
 /** Exit code of coreutils `timeout` when its deadline passed. */
 const SOFT_TIMEOUT_EXIT_CODE = 124;
 
@@ -92,9 +99,10 @@ export function splitTestArgs(testArgs: readonly string[]): { options: string[];
 /**
  * The environment of one pytest run: the profile's, the plugin directory appended to
  * PYTHONPATH, and no bytecode files (a same-size edit within the same second would
- * otherwise run stale `.pyc` files, and the worktree stays clean).
+ * otherwise run stale `.pyc` files, and the worktree stays clean). `limitsFile` is the
+ * sandbox path of a JSON file of per-test limits (see {@link writeTestLimits}).
  */
-export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: boolean): Record<string, string> {
+export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: boolean, limitsFile?: string): Record<string, string> {
   const pythonPath = [profile.env['PYTHONPATH'], SANDBOX_SUPPORT_DIR].filter((part) => part !== undefined && part !== '');
   return {
     ...profile.env,
@@ -103,7 +111,17 @@ export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: 
     ENVGEN_RESULTS: resultsFile,
     ENVGEN_TEST_TIMEOUT: String(profile.testTimeoutMs / 1000),
     ...(coverage ? { ENVGEN_COVERAGE: '1' } : {}),
+    ...(limitsFile === undefined ? {} : { ENVGEN_TEST_LIMITS: limitsFile }),
   };
+}
+
+/**
+ * Writes per-test limits (node id → seconds) as `name` into a run's host output directory
+ * and returns its path inside the sandbox, for {@link buildPytestEnv}.
+ */
+export async function writeTestLimits(outDir: string, name: string, limits: Readonly<Record<string, number>>): Promise<string> {
+  await writeFile(join(outDir, name), JSON.stringify(limits));
+  return `${SANDBOX_OUT_DIR}/${name}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -160,6 +178,7 @@ function statusOf(exec: ExecResult, hasResults: boolean, softMs: number): TestRu
     case 'killed':
       return 'crashed';
     case 'exited':
+      if (exec.exitCode === STOPPED_EXIT_CODE) return 'stopped';
       if (!hasResults || exec.exitCode === null) return 'crashed';
       if (COMPLETED_EXIT_CODES.has(exec.exitCode)) return 'completed';
       return exec.exitCode === INTERRUPTED_EXIT_CODE ? 'interrupted' : 'crashed';
@@ -185,10 +204,13 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   const softMs = softDeadlineMs(timeoutMs);
   const argv = ['timeout', '--signal=TERM', `${softMs / 1000}s`, ...buildPytestArgv(profile, target.sandbox.workdir, options.nodeIds)];
   logger.debug('running pytest', { tests: options.nodeIds?.length ?? 'suite', coverage, timeoutMs });
+  const limitsName = `limits-${randomUUID()}.json`;
+  const limitsFile = options.testLimits === undefined ? undefined : await writeTestLimits(target.outDir, limitsName, options.testLimits);
   const exec = await target.sandbox.exec(argv, {
-    env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/${fileName}`, coverage),
+    env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/${fileName}`, coverage, limitsFile),
     limits: { timeoutMs },
   });
+  if (limitsFile !== undefined) await rm(join(target.outDir, limitsName), { force: true });
   let parsed: ResultsFile | null = null;
   try {
     parsed = parseResultsFile(await readFile(hostFile, 'utf8'));

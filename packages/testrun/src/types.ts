@@ -22,9 +22,11 @@ export interface TestRun {
   /**
    * How the run ended: `completed` (pytest finished, whatever the test outcomes), `timeout`,
    * `crashed` (pytest died or printed no results; see `output`), `interrupted` (memory or
-   * process limit).
+   * process limit), `stopped` (pytest refused to start the session over the project's own
+   * code, exit 4: a conftest that fails to import; with the options a clean run completed
+   * with, that is the code under test's doing, never the command line's).
    */
-  status: 'completed' | 'timeout' | 'crashed' | 'interrupted';
+  status: 'completed' | 'timeout' | 'crashed' | 'interrupted' | 'stopped';
   exitCode: number | null;
   seconds: number;
   /** Tail of pytest's own output, for error messages. */

@@ -30,7 +30,7 @@ export async function validateReference(options: ValidateReferenceOptions): Prom
     try {
       const limits = options.limits ?? candidateLimits(options.profile, options.baseline);
       const profile = candidateProfile(options.profile, limits);
-      const run = await runPytest(target, profile, { timeoutMs: limits.timeoutMs, logger });
+      const run = await runPytest(target, profile, { timeoutMs: limits.timeoutMs, testLimits: limits.perTestSeconds, logger });
       return verdictOfRun(options.baseline, run);
     } finally {
       await target.close();

@@ -31,9 +31,12 @@ export interface CorpusProject {
   provider: SandboxProvider;
 }
 
-/** Acquires `spec` (e.g. `debian:toolz`), checks it out and builds (or loads) its baseline. */
-export async function prepareCorpusProject(spec: string, logger: Logger = silentLogger): Promise<CorpusProject> {
-  const repo = await acquireRepo(parseRepoSpec(spec), { home: TEST_HOME, logger });
+/**
+ * Acquires `spec` (e.g. `debian:toolz`, or `owner/name@sha` from `githubBaseUrl`), checks it
+ * out and builds (or loads) its baseline.
+ */
+export async function prepareCorpusProject(spec: string, logger: Logger = silentLogger, githubBaseUrl?: string): Promise<CorpusProject> {
+  const repo = await acquireRepo(parseRepoSpec(spec), { home: TEST_HOME, logger, ...(githubBaseUrl === undefined ? {} : { githubBaseUrl }) });
   const worktree = await createWorktree(repo, { home: TEST_HOME });
   // The shipped profile files apply, as in `envgen inject` (e.g. toolz deselects its hanging test_fold).
   const overrides = await loadProfileOverrides(repo.owner, repo.name, { profilesDirs: [shippedProfilesDir()] });

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, realpath } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, open, readdir, readFile, readlink, realpath, rm, symlink } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { EnvgenError } from '@envgen/core';
@@ -114,4 +114,63 @@ export async function overwriteFile(path: string, content: string): Promise<void
   } finally {
     await handle.close();
   }
+}
+
+/** Whether `path`'s directory is still a plain directory of the tree (no link on the way). */
+async function inPlainDirectory(path: string): Promise<boolean> {
+  return (await realpath(dirname(path)).catch(() => null)) === dirname(path);
+}
+
+/**
+ * Puts the `paths` a run changed in `tree` (from {@link diffSnapshots} against `clean`) back
+ * as they are in `source`, the clean checkout: what the run created is removed, files it
+ * wrote or removed are copied back. Returns false where that cannot be done in place (a
+ * directory replaced or removed, a path now behind a link): rebuild the copy then.
+ */
+export async function restoreTree(tree: string, source: string, clean: ReadonlyMap<string, EntryStamp>, paths: readonly string[]): Promise<boolean> {
+  const gone: string[] = [];
+  for (const path of paths) {
+    if (gone.some((removed) => path.startsWith(`${removed}/`))) continue;
+    const host = hostPath(tree, path);
+    if (!(await inPlainDirectory(host))) return false;
+    const was = clean.get(path);
+    const now = await lstat(host).catch(() => null);
+    if (was === undefined) {
+      await rm(host, { recursive: true, force: true });
+      gone.push(path);
+      continue;
+    }
+    const type = was.slice(0, 1);
+    if (type === 'd') {
+      if (now === null || !now.isDirectory()) return false;
+      continue;
+    }
+    if (now !== null && now.isDirectory()) return false;
+    const original = hostPath(source, path);
+    if (type === 'l') {
+      if (now !== null) await rm(host, { force: true });
+      await symlink(await readlink(original), host);
+    } else if (type === 'f') {
+      if (now !== null && !now.isFile()) await rm(host, { force: true });
+      await copyFile(original, host);
+      await chmod(host, (await lstat(original)).mode & 0o7777);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Whether two snapshots hold the same paths with the same types and sizes. */
+export function sameShape(a: ReadonlyMap<string, EntryStamp>, b: ReadonlyMap<string, EntryStamp>): boolean {
+  if (a.size !== b.size) return false;
+  const shape = (stamp: EntryStamp): string => {
+    const [type, , size] = stamp.split(':');
+    return type === 'd' ? 'd' : `${type}:${size}`;
+  };
+  for (const [path, stamp] of a) {
+    const other = b.get(path);
+    if (other === undefined || shape(other) !== shape(stamp)) return false;
+  }
+  return true;
 }

@@ -73,6 +73,11 @@ export interface ValidationOutcome {
   testsRun: number;
   /** The checkpoint the warm run went on from: `collection`, or a test's node id. */
   resumedFrom?: string;
+  /**
+   * Why no checkpoint (or not the one planned) could serve this candidate, when that
+   * happened: what the checkpoint could not prove safe, e.g. "a thread is running".
+   */
+  declined?: string[];
   seconds: number;
   phases: PhaseSeconds;
 }

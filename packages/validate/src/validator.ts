@@ -94,6 +94,13 @@ function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results:
   };
 }
 
+/** Why a worker holds no checkpoint before collection. */
+function noCheckpointWhy(outcome: CollectOutcome | null): string {
+  if (outcome === null) return 'the clean suite left no checkpoints';
+  if (!outcome.ok) return outcome.why.split('\n')[0] ?? 'the clean suite left no checkpoints';
+  return outcome.collection === 'ok' ? 'the clean run differed from the baseline' : outcome.collection;
+}
+
 /**
  * The fast validator. Each of `concurrency` workers holds a copy of the clean tree and a
  * warm interpreter in its own sandbox (pytest and the suite's outside modules imported
@@ -123,7 +130,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const concurrency = Math.max(1, options.concurrency ?? availableParallelism());
   const entities = await readSourceEntities(options.worktree, options.profile.sourceFiles);
   const profile = candidateProfile(options.profile, limits);
-  const workerOptions = { worktree: options.worktree, profile, provider: options.sandboxProvider, logger };
+  const workerOptions = { worktree: options.worktree, profile, testLimits: limits.perTestSeconds, provider: options.sandboxProvider, logger };
   const order = Object.keys(options.baseline.results);
   const stable = stablePassing(options.baseline);
   const positions = positionsOf(order);
@@ -217,19 +224,36 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     return { verdict, mode: 'reference', why, testsRun: order.length, seconds: clock.total(), phases: clock.phases };
   };
 
-  const runSuite = async (worker: WarmWorker, files: ChangedFile[], why: string, clock: Clock): Promise<ValidationOutcome> => {
+  const runSuite = async (worker: WarmWorker, files: ChangedFile[], why: string, clock: Clock, declined?: string[]): Promise<ValidationOutcome> => {
     const { run, phases } = await worker.runWith(files, { timeoutMs });
     clock.add(phases);
-    return { verdict: verdictOfRun(options.baseline, run), mode: 'suite', why, testsRun: Object.keys(run.results).length, seconds: clock.total(), phases: clock.phases };
+    return {
+      verdict: verdictOfRun(options.baseline, run),
+      mode: 'suite',
+      why,
+      testsRun: Object.keys(run.results).length,
+      ...(declined === undefined ? {} : { declined }),
+      seconds: clock.total(),
+      phases: clock.phases,
+    };
   };
 
   const runResumed = async (worker: WarmWorker, files: ChangedFile[], why: string, checkpoint: number, clock: Clock): Promise<ValidationOutcome> => {
     const { run, phases } = await worker.runWith(files, { timeoutMs, resume: { changed: files.map((file) => file.path), checkpoint } });
     clock.add(phases);
+    const declined = run.declined === undefined ? undefined : run.declined.split('; ');
     if (run.checkpoint === undefined) {
-      return { verdict: verdictOfRun(options.baseline, run), mode: 'suite', why: `${why}; ${run.declined ?? 'no checkpoint'}`, testsRun: Object.keys(run.results).length, seconds: clock.total(), phases: clock.phases };
+      return {
+        verdict: verdictOfRun(options.baseline, run),
+        mode: 'suite',
+        why: `${why}; ${run.declined ?? 'no checkpoint'}`,
+        testsRun: Object.keys(run.results).length,
+        declined: declined ?? ['no checkpoint'],
+        seconds: clock.total(),
+        phases: clock.phases,
+      };
     }
-    if (run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) return runSuite(worker, files, `${why}; resumed run near the limit`, clock);
+    if (run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) return runSuite(worker, files, `${why}; resumed run near the limit`, clock, ['resumed run near the limit']);
     const at = run.checkpoint >= 0 ? (checkpointIds[run.checkpoint] ?? null) : null;
     return {
       verdict: verdictOfRun(options.baseline, run),
@@ -237,6 +261,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       why: `${why}; ${at === null ? 'from the checkpoint before collection' : `resumed at ${at}`}${run.declined === undefined ? '' : ` (${run.declined})`}`,
       testsRun: at === null ? order.length : order.length - (positions.get(at) ?? 0),
       resumedFrom: at ?? 'collection',
+      ...(declined === undefined ? {} : { declined }),
       seconds: clock.total(),
       phases: clock.phases,
     };
@@ -259,7 +284,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     try {
       return usable.collection || checkpoint >= 0
         ? await runResumed(worker, resolved.files, plan.why, checkpoint, clock)
-        : await runSuite(worker, resolved.files, plan.why, clock);
+        : await runSuite(worker, resolved.files, plan.why, clock, [noCheckpointWhy(worker.collected())]);
     } catch (error) {
       logger.warn('the warm interpreter failed; restarting it and validating this candidate the reference way', { error: describeError(error) });
       await worker.reset();

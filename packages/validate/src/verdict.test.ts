@@ -36,8 +36,18 @@ describe('verdicts', () => {
 
   it('derives limits from the baseline within the profile', () => {
     const profile = { timeoutMs: 600_000, testTimeoutMs: 120_000 } as Profile;
-    expect(candidateLimits(profile, { ...baseline, suiteSeconds: [2, 15] })).toEqual({ timeoutMs: 150_000, testTimeoutMs: 30_000 });
-    expect(candidateLimits({ ...profile, timeoutMs: 5_000, testTimeoutMs: 1_000 }, baseline)).toEqual({ timeoutMs: 5_000, testTimeoutMs: 1_000 });
+    const slow = { ...baseline, suiteSeconds: [2, 15], results: { ...baseline.results, 't::c': { outcome: 'passed' as const, duration: 0.5 } } };
+    expect(candidateLimits(profile, slow)).toEqual({ timeoutMs: 150_000, testTimeoutMs: 30_000, perTestSeconds: { 't::a': 5, 't::b': 5, 't::c': 10 } });
+    expect(candidateLimits({ ...profile, timeoutMs: 5_000, testTimeoutMs: 1_000 }, baseline)).toEqual({ timeoutMs: 5_000, testTimeoutMs: 1_000, perTestSeconds: { 't::a': 1, 't::b': 1, 't::c': 1 } });
+  });
+
+  it('calls a run that a stable test ended at its own limit a timeout, whatever its status', () => {
+    const results = { 't::a': { outcome: 'passed' as const, duration: 0 }, 't::b': { outcome: 'failed' as const, duration: 5, timedOut: true as const } };
+    expect(verdictOfRun(baseline, { status: 'interrupted', seconds: 6, output: '', results })).toMatchObject({ kind: 'rejected', reason: 'timeout' });
+  });
+
+  it('judges a run stopped by a conftest the bug breaks at import by its results: every stable test fails', () => {
+    expect(verdictOfRun(baseline, { status: 'stopped', seconds: 0.2, output: "ImportError while loading conftest 'tests/conftest.py'.", results: {} })).toMatchObject({ kind: 'rejected', reason: 'no-passing-test' });
   });
 
   it('rejects timeouts and crashes before looking at results', () => {

@@ -2,35 +2,53 @@ import type { Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { Baseline, TestResult, TestRun } from '@envgen/testrun';
 
-const MIN_SUITE_TIMEOUT_MS = 120_000;
+const MIN_SUITE_TIMEOUT_MS = 60_000;
 const SUITE_TIMEOUT_FACTOR = 10;
 const MIN_TEST_TIMEOUT_MS = 30_000;
 const TEST_TIMEOUT_FACTOR = 20;
+/** The floor of a stable test's own limit: far above the stalls a loaded machine gives a quick test. */
+const MIN_OWN_TEST_LIMIT_MS = 5_000;
 const OUTPUT_DETAIL_CHARS = 1000;
 
 /** The time limits of one candidate's run; both validation paths use the same. */
 export interface CandidateLimits {
   /** Wall-clock limit of the whole run; past it the candidate is rejected `timeout`. */
   timeoutMs: number;
-  /** Per-test limit; a stable test stopped at it makes the candidate `timeout` too. */
+  /** Per-test limit of the tests without a limit of their own. */
   testTimeoutMs: number;
+  /**
+   * Node id → seconds: each stable test's own limit, from its clean duration. A stable test
+   * stopped at its limit makes the candidate `timeout` and ends the run at once.
+   */
+  perTestSeconds: Record<string, number>;
 }
 
 /**
  * The default limits, derived from the baseline rather than the profile's generous
- * defaults (a bug that makes a test hang costs this much on both paths): the run gets ten
- * times the slowest clean suite, at least 120 s; each test twenty times the slowest clean
- * test, at least 30 s; neither more than the profile allows. The floors are generous
- * because the limits are wall-clock: on a loaded machine a clean test can stall for
- * seconds, and a limit that noise can reach gives verdicts that noise can flip. A per-test limit is measured
- * per test, so a run of only some tests reaches it exactly when the full suite does.
+ * defaults (a bug that makes a test hang costs this much on both paths), as mutation
+ * testers do (mutmut: a multiple of the clean time plus a constant): each stable test gets
+ * twenty times its own clean duration, at least 5 s, and a run stops at the first stable
+ * test past its limit (the verdict is `timeout` whatever follows), so a hanging mutant costs
+ * seconds; other tests get twenty times the slowest clean test, at least 30 s; the run ten
+ * times the slowest clean suite, at least 60 s; none more than the profile allows. The
+ * floors are there because the limits are wall-clock: on a loaded machine a clean test can
+ * stall, and a limit that noise reaches loses a candidate (never makes a wrong instance). A
+ * per-test limit is measured per test, so a resumed run reaches it exactly when the full
+ * suite does.
  */
 export function candidateLimits(profile: Profile, baseline: Baseline): CandidateLimits {
   const slowestSuite = Math.max(0, ...baseline.suiteSeconds) * 1000;
   const slowestTest = Math.max(0, ...Object.values(baseline.results).map((result) => result.duration)) * 1000;
+  const testTimeoutMs = Math.min(profile.testTimeoutMs, Math.max(MIN_TEST_TIMEOUT_MS, Math.round(slowestTest * TEST_TIMEOUT_FACTOR)));
+  const perTestSeconds: Record<string, number> = {};
+  for (const nodeId of stablePassing(baseline)) {
+    const clean = (baseline.results[nodeId]?.duration ?? 0) * 1000;
+    perTestSeconds[nodeId] = Math.min(testTimeoutMs, Math.max(MIN_OWN_TEST_LIMIT_MS, Math.round(clean * TEST_TIMEOUT_FACTOR))) / 1000;
+  }
   return {
     timeoutMs: Math.min(profile.timeoutMs, Math.max(MIN_SUITE_TIMEOUT_MS, Math.round(slowestSuite * SUITE_TIMEOUT_FACTOR))),
-    testTimeoutMs: Math.min(profile.testTimeoutMs, Math.max(MIN_TEST_TIMEOUT_MS, Math.round(slowestTest * TEST_TIMEOUT_FACTOR))),
+    testTimeoutMs,
+    perTestSeconds,
   };
 }
 
@@ -86,10 +104,15 @@ export function judgeResults(stable: readonly string[], results: Readonly<Record
   return { kind: 'instance', failToPass: sets.failToPass, passToPass: sets.passToPass };
 }
 
-/** The verdict of a run that did not complete, or null when it completed. */
+/**
+ * The verdict of a run that did not complete, or null when its results decide. A run the
+ * project's own code stopped (a conftest the bug breaks at import) is judged by its results:
+ * every test it did not run fails.
+ */
 export function verdictOfStatus(status: TestRun['status'], seconds: number, output: string): Verdict | null {
   switch (status) {
     case 'completed':
+    case 'stopped':
       return null;
     case 'timeout':
       return { kind: 'rejected', reason: 'timeout', detail: `the run passed its limit (${seconds.toFixed(1)} s)` };
@@ -99,9 +122,14 @@ export function verdictOfStatus(status: TestRun['status'], seconds: number, outp
   }
 }
 
-/** The verdict of a full-suite run with the bug, compared with the baseline. */
+/**
+ * The verdict of a full-suite run with the bug, compared with the baseline. A stable test
+ * stopped at its limit makes it `timeout` first: such a run ends there on purpose.
+ */
 export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'results' | 'seconds' | 'output'>): Verdict {
-  return verdictOfStatus(run.status, run.seconds, run.output) ?? judgeResults(stablePassing(baseline), run.results);
+  const stable = stablePassing(baseline);
+  if (stable.some((nodeId) => run.results[nodeId]?.timedOut === true)) return judgeResults(stable, run.results);
+  return verdictOfStatus(run.status, run.seconds, run.output) ?? judgeResults(stable, run.results);
 }
 
 /**

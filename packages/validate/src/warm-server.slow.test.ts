@@ -85,11 +85,11 @@ const SAME_STATEMENTS = `
 import ast, inspect, unittest.case
 from _pytest import python as pytest_python
 from _pytest._code import source
-import envgen_warm
+from envgen_warm import caches
 
 original = source.get_statement_startend2
-envgen_warm._install_statement_cache()
-assert envgen_warm._MIRRORED, "this pytest's statement lookup is not mirrored"
+caches._install_statement_cache()
+assert caches._MIRRORED, "this pytest's statement lookup is not mirrored"
 checked = 0
 for module in (unittest.case, pytest_python):
     text = inspect.getsource(module)

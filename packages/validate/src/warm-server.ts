@@ -9,10 +9,10 @@ import { EnvgenError, describeError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { ExecResult, Sandbox, SandboxProvider } from '@envgen/sandbox';
-import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs } from '@envgen/testrun';
+import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs, writeTestLimits } from '@envgen/testrun';
 import type { PytestCoverage, TestResult, TestRun } from '@envgen/testrun';
 
-/** Host directory of the warm server (`envgen_warm.py`), shipped beside `src/`. */
+/** Host directory of the warm server (the `envgen_warm` package), shipped beside `src/`. */
 export const WARM_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
 const SANDBOX_WARM_DIR = '/tmp/envgen-validate';
 const SOCKET_NAME = 'warm.sock';
@@ -25,8 +25,10 @@ const LINE_LIMIT = 1 << 20;
 const OUTPUT_TAIL_CHARS = 4000;
 const COMPLETED_EXIT_CODES: ReadonlySet<number> = new Set([0, 1, 5]);
 const INTERRUPTED_EXIT_CODE = 2;
+/** pytest's usage error: also what a conftest that fails to import ends the session with. */
+const STOPPED_EXIT_CODE = 4;
 
-/** What the analysis run reports besides results (see `envgen_warm.py`). */
+/** What the analysis run reports besides results (see `envgen_warm` and its `tracing` module). */
 export interface SuiteAnalysis {
   /** Modules the suite imported from outside the worktree: safe to import once in the server. */
   modules: string[];
@@ -131,6 +133,8 @@ export interface StartWarmServerOptions {
   /** Host path of the tree the server's children test (writable by them). */
   worktree: string;
   profile: Profile;
+  /** Node id → seconds: each test's own limit in every run and collect (see `runPytest`). */
+  testLimits?: Readonly<Record<string, number>>;
   logger?: Logger;
 }
 
@@ -170,6 +174,7 @@ async function readOptional(path: string): Promise<string | null> {
 function statusOf(answer: Answer, hasResults: boolean): TestRun['status'] {
   if (answer['status'] === 'timeout') return 'timeout';
   if (answer['status'] !== 'exited' || typeof answer['code'] !== 'number') return 'crashed';
+  if (answer['code'] === STOPPED_EXIT_CODE) return 'stopped';
   if (COMPLETED_EXIT_CODES.has(answer['code'])) return hasResults ? 'completed' : 'crashed';
   return answer['code'] === INTERRUPTED_EXIT_CODE ? 'interrupted' : 'crashed';
 }
@@ -192,7 +197,7 @@ async function waitForSocket(path: string, exited: () => ExecResult | null): Pro
 }
 
 /**
- * Starts `envgen_warm.py` in a fresh sandbox over `worktree` and connects to it through a
+ * Starts the `envgen_warm` server in a fresh sandbox over `worktree` and connects to it through a
  * Unix socket in the read-write results mount (the sandbox's exec is one-shot, a socket in
  * a shared directory is not). Requests are serialized: one run at a time per server.
  */
@@ -211,7 +216,8 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     await rm(outDir, { recursive: true, force: true });
     throw error;
   }
-  const env = buildPytestEnv(profile, '/dev/null', false);
+  const limitsFile = options.testLimits === undefined ? undefined : await writeTestLimits(outDir, 'limits.json', options.testLimits);
+  const env = buildPytestEnv(profile, '/dev/null', false, limitsFile);
   env['PYTHONPATH'] = `${env['PYTHONPATH'] ?? ''}:${SANDBOX_WARM_DIR}`;
   let ended: ExecResult | null = null;
   const serverDone = sandbox

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { copyTree, diffSnapshots, hostPath, overwriteFile, snapshotTree, stampPath } from './tree.js';
+import { copyTree, diffSnapshots, hostPath, overwriteFile, restoreTree, sameShape, snapshotTree, stampPath } from './tree.js';
 import type { ChangedFile, EntryStamp } from './tree.js';
 import type { PhaseSeconds } from './types.js';
 import { startClock } from './clock.js';
@@ -16,15 +16,19 @@ export interface WarmWorkerOptions {
   /** The clean checkout; copied, never modified. */
   worktree: string;
   profile: Profile;
+  /** Node id → seconds: each test's own limit (see `runPytest`). */
+  testLimits?: Readonly<Record<string, number>>;
   provider: SandboxProvider;
   logger: Logger;
 }
 
 /**
  * A private copy of the clean tree with a warm server over it. Each candidate's files are
- * written in place, tested and restored; a run that leaves anything else changed in the
- * tree (a test writing files, a bug deleting one) gets the copy rebuilt and the server
- * restarted, so the next candidate starts from the clean tree exactly as a fresh copy would.
+ * written in place, tested and restored; whatever else a run changed in the tree (a test
+ * writing files, a bug deleting one) is put back from the clean checkout, so the next
+ * candidate starts from the clean tree exactly as a fresh copy would. Only a change that
+ * cannot be undone in place (a directory replaced or removed, a link on the way) gets the
+ * copy rebuilt and the server restarted.
  */
 export interface WarmWorker {
   /** Runs with `files` written into the tree; the tree is clean again when it resolves. */
@@ -35,11 +39,11 @@ export interface WarmWorker {
   preload(modules: readonly string[]): Promise<string[]>;
   /**
    * Leaves checkpoints of the clean suite in the server ({@link WarmServer.collect}), again
-   * after each restart (without the analysis). A clean run that changes the tree leaves none
-   * (and is not repeated).
+   * after each restart (without the analysis). A clean run whose changes to the tree cannot
+   * be undone in place leaves none (and is not repeated).
    */
   collect(options: CollectOptions): Promise<CollectOutcome>;
-  /** What the latest collect left (null before any, or after one that changed the tree). */
+  /** What the latest collect left (null before any, or after one whose changes to the tree could not be undone). */
   collected(): CollectOutcome | null;
   /** Throws away the tree copy and server and makes new ones (after the server died). */
   reset(): Promise<void>;
@@ -60,21 +64,34 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
     await rm(tree, { recursive: true, force: true });
     await copyTree(options.worktree, tree);
     clean = await snapshotTree(tree);
-    server = await startWarmServer({ provider: options.provider, worktree: tree, profile: options.profile, logger: options.logger });
+    server = await startWarmServer({ provider: options.provider, worktree: tree, profile: options.profile, logger: options.logger, ...(options.testLimits === undefined ? {} : { testLimits: options.testLimits }) });
     if (preloaded !== null) await server.preload(preloaded);
     collectedOutcome = null;
     if (collecting !== null) await collectClean(collecting);
   };
   const collectClean = async (collectOptions: CollectOptions): Promise<CollectOutcome> => {
     const outcome = await server.collect(collectOptions);
-    if (diffSnapshots(clean, await snapshotTree(tree)).length > 0) {
-      options.logger.warn('the clean suite changes the tree; running every candidate from scratch');
+    // The checkpoints keep what the clean run wrote into the tree up to them and put it back
+    // for each run; the tree itself goes back to the clean checkout.
+    if (!(await restoreChanges())) {
+      options.logger.warn('the clean suite changes the tree in a way that cannot be undone in place; running every candidate from scratch');
       collecting = null;
       await reset();
-      return { ok: false, why: 'the clean suite changes the tree' };
+      return { ok: false, why: 'the clean suite replaces or removes directories of the tree' };
     }
     collectedOutcome = outcome;
     return outcome;
+  };
+  /** Puts back what a run changed in the tree; false when only a rebuild can. */
+  const restoreChanges = async (): Promise<boolean> => {
+    const changed = diffSnapshots(clean, await snapshotTree(tree));
+    if (changed.length === 0) return true;
+    options.logger.debug('a run changed the tree; restoring it', { changed: changed.slice(0, 5) });
+    if (!(await restoreTree(tree, options.worktree, clean, changed))) return false;
+    const restored = await snapshotTree(tree);
+    if (!sameShape(clean, restored)) return false;
+    clean = restored;
+    return true;
   };
   const reset = async (): Promise<void> => {
     await server.close();
@@ -88,10 +105,7 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
   }
 
   const checkTree = async (): Promise<void> => {
-    const changed = diffSnapshots(clean, await snapshotTree(tree));
-    if (changed.length === 0) return;
-    options.logger.debug('a run changed the tree; rebuilding the copy', { changed: changed.slice(0, 5) });
-    await reset();
+    if (!(await restoreChanges())) await reset();
   };
 
   return {

@@ -1,0 +1,150 @@
+/**
+ * The corpus sweep: envgen on many real Python projects, as a new user would run it, one row
+ * per project. It is the project's definition of "works" (README, "Works on").
+ *
+ *   node --conditions=@envgen/source --import tsx bench/corpus-sweep.ts [--corpus FILE] [--only a,b] [--count 40] [--seed 11] [--out FILE]
+ *   node --conditions=@envgen/source --import tsx bench/corpus-sweep.ts --table sweep1.json,sweep2.json
+ *
+ * `--table` prints one table from the JSON files earlier sweeps wrote, without running anything.
+ *
+ * Per project, in a home of its own under .cache/sweep (downloads are kept between sweeps;
+ * pools and baselines are not): `envgen env`; plain pytest on the clean tree with the
+ * project's own configuration and test selection (no envgen plugin or option), compared
+ * node id by node id with envgen's clean baseline; then `envgen inject -n COUNT --seed SEED`
+ * with tasks, timed end to end. A failing project never stops the sweep.
+ *
+ * The corpus is the Debian sources below (what CI machines can fetch), or a JSON file of
+ * `[{"repo": "owner/name@sha" | "debian:NAME", "apt": ["python3-..."]}]` (GitHub projects are
+ * served through ENVGEN_GITHUB_URL, e.g. file:///srv/git with owner/name.git bare repos).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { resolveConfig } from '@envgen/config';
+import { createLogger, describeError, parseNodeId } from '@envgen/core';
+import { checkoutRepo, createProgress, resolveProfile, runEnv, runInject } from '@envgen/cli';
+import type { InjectCommandReport } from '@envgen/cli';
+import { buildBaseline, splitTestArgs } from '@envgen/testrun';
+import { plainPytest } from '../test/support/plain-pytest.js';
+import { formatTable } from './stats.js';
+
+/** Debian sources whose upstream tarballs the mirror serves and whose suites run here. */
+const DEBIAN_CORPUS = [
+  'toolz', 'markupsafe', 'yamllint', 'python-json-patch', 'python-ordered-set', 'python-text-unidecode',
+  'python-jmespath', 'python-xmltodict', 'python-colorama', 'python-toml', 'ptyprocess',
+].map((name) => ({ repo: `debian:${name}`, apt: [] as string[] }));
+
+const { values } = parseArgs({
+  options: {
+    corpus: { type: 'string' },
+    only: { type: 'string' },
+    count: { type: 'string', default: '40' },
+    seed: { type: 'string', default: '11' },
+    out: { type: 'string', default: '.cache/sweep/sweep.json' },
+    table: { type: 'string' },
+  },
+});
+const count = Number(values.count);
+const seed = Number(values.seed);
+const corpus: Array<{ repo: string; apt?: string[] }> = values.corpus ? JSON.parse(readFileSync(values.corpus, 'utf8')) : DEBIAN_CORPUS;
+const only = values.only?.split(',');
+const projects = only ? corpus.filter((entry) => only.some((name) => entry.repo.includes(name))) : corpus;
+const root = fileURLToPath(new URL('../.cache/sweep', import.meta.url));
+const quiet = createProgress({ quiet: true });
+const logger = createLogger({ level: 'error' });
+
+interface Row {
+  repo: string;
+  tests: number;
+  /** Node ids whose clean outcome differs between plain pytest and envgen (or that only one has). */
+  differences: Array<{ nodeId: string; plain: string; envgen: string }>;
+  inject: InjectCommandReport | null;
+  secondsPerKept: number | null;
+  error: string | null;
+}
+
+function shorten(text: string, length = 300): string {
+  return text.length <= length ? text : `${text.slice(0, length - 3)}...`;
+}
+
+async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
+  const row: Row = { repo: entry.repo, tests: 0, differences: [], inject: null, secondsPerKept: null, error: null };
+  const home = join(root, entry.repo.replace(/[^A-Za-z0-9_.-]+/g, '_'));
+  for (const dir of ['pool', 'baselines', 'envs']) rmSync(join(home, dir), { recursive: true, force: true });
+  mkdirSync(home, { recursive: true });
+  const settings = resolveConfig({ env: { ...process.env, ENVGEN_HOME: home }, cwd: home });
+  try {
+    const missing = (entry.apt ?? []).filter((name) => {
+      try {
+        return !execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' }).includes('install ok installed');
+      } catch {
+        return true;
+      }
+    });
+    if (missing.length > 0) execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'ignore' });
+    const env = await runEnv({ repo: entry.repo }, settings, logger, quiet);
+    row.tests = env.tests.total;
+    const { provider, repo, worktree } = await checkoutRepo(entry.repo, settings, logger, quiet);
+    try {
+      const profile = await resolveProfile(worktree.path, repo, settings);
+      const baseline = await buildBaseline({ worktree: worktree.path, commit: repo.commit, profile, sandboxProvider: provider, home });
+      // The project's own configuration; where its addopts name plugins this machine lacks
+      // (pytest-cov...), plain pytest would stop at a usage error, so it gets the profile's
+      // `-o addopts=` without them, as a user without those plugins would run it. Where test
+      // modules cannot import (an optional dependency Debian lacks), envgen runs the rest;
+      // plain pytest would run nothing, so it is asked to do the same.
+      const { options, selection } = splitTestArgs(profile.testArgs);
+      const args = [...options, '--continue-on-collection-errors', ...selection, ...profile.deselect.map((id) => `--deselect=${id}`)];
+      const plain = plainPytest(worktree.path, { args, env: profile.env });
+      const ids = new Set([...Object.keys(plain), ...Object.keys(baseline.results)]);
+      for (const nodeId of [...ids].sort()) {
+        const mine = baseline.results[nodeId]?.outcome ?? 'absent';
+        const theirs = plain[nodeId] ?? 'absent';
+        if (mine !== theirs && parseNodeId(nodeId) !== null) row.differences.push({ nodeId, plain: theirs, envgen: mine });
+      }
+    } finally {
+      await worktree.remove();
+    }
+    const started = performance.now();
+    row.inject = await runInject({ repo: entry.repo, count, seed, tasks: { statement: 'tests' } }, settings, logger, quiet);
+    const seconds = (performance.now() - started) / 1000;
+    row.secondsPerKept = row.inject.kept > 0 ? seconds / row.inject.kept : null;
+  } catch (error) {
+    row.error = shorten(describeError(error));
+  }
+  return row;
+}
+
+const rows: Row[] = values.table ? values.table.split(',').flatMap((file) => JSON.parse(readFileSync(file, 'utf8')) as Row[]) : [];
+if (!values.table) mkdirSync(join(values.out, '..'), { recursive: true });
+for (const entry of values.table ? [] : projects) {
+  const row = await sweepOne(entry);
+  rows.push(row);
+  const inject = row.inject;
+  console.error(`${row.repo}: ${row.error ?? `${inject?.kept}/${inject?.tried} kept, ${row.differences.length} clean difference(s)`}`);
+  // Written after every project: a sweep stopped midway keeps what it measured.
+  writeFileSync(values.out, `${JSON.stringify(rows, null, 2)}\n`);
+}
+
+const table = rows.map((row) => {
+  const inject = row.inject;
+  const rejected = inject ? Object.entries(inject.rejected).sort(([, a], [, b]) => b - a).map(([reason, n]) => `${n} ${reason}`).join(', ') : '';
+  const history = inject?.byStrategy['history_revert'];
+  return [
+    row.repo,
+    String(row.tests),
+    row.error === null ? (row.differences.length === 0 ? 'same' : `${row.differences.length} differ`) : '–',
+    String(inject?.tried ?? '–'),
+    String(inject?.kept ?? '–'),
+    inject && inject.tried > 0 ? `${Math.round((100 * (inject.kept + inject.known)) / inject.tried)}%` : '–',
+    row.secondsPerKept === null ? '–' : row.secondsPerKept.toFixed(2),
+    rejected || (row.error === null ? 'none' : `ERROR ${shorten(row.error, 60)}`),
+    String(inject?.rejected['crashed'] ?? 0),
+    String(history?.tried ?? 0),
+    inject?.replay ? (inject.replay.agreed ? 'agreed' : 'DISAGREED') : '–',
+  ];
+});
+console.log(`\nenvgen inject -n ${count} --seed ${seed} (with tasks), one row per project; details in ${values.table ?? values.out}\n`);
+console.log(formatTable(['project', 'tests', 'clean vs plain pytest', 'tried', 'kept', 'yield', 's/kept e2e', 'rejected', 'crashes', 'history', 'cold replay'], table));

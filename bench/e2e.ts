@@ -1,0 +1,217 @@
+/**
+ * End to end, what a user waits for: wall seconds per kept instance of inject's whole
+ * pipeline (verdict, weakening, the seven checks, the pool) against the naive pipeline on
+ * the same seeded candidates (SWE-smith's way: the full suite per candidate in a fresh
+ * sandbox, then the bundle's seven checks each as its own cold run of the bundle's script),
+ * with the same parallelism, and a third column, the limit: per candidate, the clean-run
+ * seconds of the tests exact validation must run (from the first test that runs the changed
+ * entity to the end of the suite; the whole suite for a change that runs at import), spread
+ * over the same sandboxes. Every figure reads as a distance to what is physically possible.
+ * Agreement: per candidate, envgen kept it with the same FAIL_TO_PASS as the reference's
+ * verdict and the bundle's own cold run, or neither pipeline kept it.
+ *
+ *   node --conditions=@envgen/source --import tsx bench/e2e.ts [count] [runs] [repo...]
+ *
+ * A GitHub `owner/name@sha` repo comes from ENVGEN_GITHUB_URL (e.g. file:///srv/git).
+ *
+ * Bars (issue 9): ≥ 5× faster than naive on toolz and json-patch, ≥ 2.5× on a suite of
+ * ≥ 800 tests, within 1.5× of the limit on all three.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkBundle, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
+import { resolveConfig } from '@envgen/config';
+import type { BundleFiles } from '@envgen/core';
+import { runInjection } from '@envgen/inject';
+import type { PlannedCandidate } from '@envgen/inject';
+import { openPool } from '@envgen/pool';
+import { stablePassing, validateReference } from '@envgen/validate';
+import { prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
+import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
+import type { ValidationInput } from '../packages/validate/src/types.js';
+import { formatTable, median } from './stats.js';
+
+const count = Number(process.argv[2] ?? 40);
+const runs = Number(process.argv[3] ?? 1);
+const repos = process.argv.length > 4 ? process.argv.slice(4) : ['debian:toolz', 'debian:python-json-patch'];
+const seed = 7;
+const concurrency = availableParallelism();
+
+/** Runs `work` over `items` with at most `limit` at once. */
+async function mapPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index] as T);
+      }
+    }),
+  );
+  return results;
+}
+
+async function planned(project: CorpusProject, inputs: readonly ValidationInput[]): Promise<PlannedCandidate[]> {
+  const { readFile } = await import('node:fs/promises');
+  return Promise.all(
+    inputs.map(async (input) => ({
+      kind: 'candidate' as const,
+      candidate: input.candidate,
+      files: await Promise.all(input.files.map(async (file) => ({ path: file.path, before: await readFile(join(project.worktree.path, file.path), 'utf8'), after: file.after }))),
+    })),
+  );
+}
+
+/** Per candidate (by patch): its FAIL_TO_PASS when kept, else null. */
+type Kept = Map<string, string[] | null>;
+
+/** inject's pipeline on exactly these candidates, in a fresh pool. */
+async function runEnvgen(project: CorpusProject, candidates: readonly PlannedCandidate[]): Promise<{ seconds: number; kept: number; outcomes: Kept }> {
+  const home = mkdtempSync(join(tmpdir(), 'envgen-e2e-'));
+  const pool = openPool(home);
+  const [owner = 'x', name = 'x'] = project.name.split('/');
+  try {
+    const started = performance.now();
+    const report = await runInjection({
+      repo: { owner, name, commit: project.baseline.commit },
+      worktree: project.worktree.path,
+      profile: project.profile,
+      baseline: project.baseline,
+      sandboxProvider: project.provider,
+      pool,
+      count: candidates.length,
+      candidates,
+      seed,
+      strategies: [],
+      combine: 0,
+      concurrency,
+    });
+    const outcomes: Kept = new Map(candidates.map((planned) => [planned.candidate.patch, null]));
+    for (const id of report.instanceIds) {
+      const instance = pool.getInstance(id);
+      if (instance) outcomes.set(instance.patch, [...instance.FAIL_TO_PASS].sort());
+    }
+    return { seconds: (performance.now() - started) / 1000, kept: report.kept, outcomes };
+  } finally {
+    pool.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The naive pipeline: a fresh full-suite run per candidate, then every check as its own cold run. */
+async function runNaive(project: CorpusProject, inputs: readonly ValidationInput[]): Promise<{ seconds: number; kept: number; outcomes: Kept; disagreements: number }> {
+  const script = makeTestScript(project.profile);
+  const parser = makeTestParser();
+  const started = performance.now();
+  const flaky = new Set(project.baseline.flaky);
+  let disagreements = 0;
+  const kept = await mapPool(inputs, concurrency, async (input): Promise<string[] | null> => {
+    const verdict = await validateReference({ worktree: project.worktree.path, profile: project.profile, baseline: project.baseline, sandboxProvider: project.provider, ...input });
+    if (verdict.kind !== 'instance') return null;
+    const { readFile } = await import('node:fs/promises');
+    const weaken = await makeTestWeaken({
+      readFile: (path) => readFile(join(project.worktree.path, path), 'utf8').catch(() => null),
+      failToPass: verdict.failToPass,
+      testFiles: project.profile.testFiles,
+    });
+    if (weaken.unresolved.length > 0) return null;
+    const bundle: BundleFiles = {
+      'bug_inject.diff': input.candidate.patch,
+      'test_weaken.diff': weaken.diff,
+      'test_files.txt': weaken.testFiles.map((path) => `${path}\n`).join(''),
+      'test_script.sh': script,
+      'test_parser.py': parser,
+    };
+    const checks = await checkBundle({ bundle, worktree: project.worktree.path, profile: project.profile, sandboxProvider: project.provider });
+    // The bundle's own cold run must break exactly the reference's FAIL_TO_PASS (flaky tests aside).
+    const broken = checks.brokenTests.filter((id) => !flaky.has(id)).sort();
+    if (checks.passed && broken.join('\n') !== [...verdict.failToPass].sort().join('\n')) disagreements++;
+    return checks.passed ? [...verdict.failToPass].sort() : null;
+  });
+  const outcomes: Kept = new Map(inputs.map((input, index) => [input.candidate.patch, kept[index] ?? null]));
+  return { seconds: (performance.now() - started) / 1000, kept: kept.filter((entry) => entry !== null).length, outcomes, disagreements };
+}
+
+/**
+ * Candidates on which envgen and the naive pipeline (reference verdict + cold bundle run)
+ * agree exactly; each disagreement is printed with both outcomes.
+ */
+function agreement(envgen: Kept, naive: Kept, names: ReadonlyMap<string, string>): number {
+  let same = 0;
+  for (const [patch, f2p] of envgen) {
+    const theirs = naive.get(patch) ?? null;
+    if (JSON.stringify(f2p) === JSON.stringify(theirs)) same++;
+    else console.error(`disagreement on ${names.get(patch) ?? '?'}: envgen ${f2p ? `kept, FAIL_TO_PASS ${f2p.join(' ')}` : 'rejected'}; naive ${theirs ? `kept, FAIL_TO_PASS ${theirs.join(' ')}` : 'rejected'}`);
+  }
+  return same;
+}
+
+/** Seconds of clean test time exact validation cannot skip, over all candidates, spread over the sandboxes. */
+function limitSeconds(project: CorpusProject, inputs: readonly ValidationInput[]): number {
+  const order = Object.keys(project.baseline.results);
+  const stable = new Set(stablePassing(project.baseline));
+  const durations = order.map((id) => project.baseline.results[id]?.duration ?? 0);
+  const tail: number[] = new Array<number>(order.length + 1).fill(0);
+  for (let index = order.length - 1; index >= 0; index--) tail[index] = (tail[index + 1] ?? 0) + (durations[index] ?? 0);
+  const positions = new Map(order.map((id, index) => [id, index]));
+  let total = 0;
+  for (const input of inputs) {
+    let first = order.length;
+    for (const key of input.candidate.entities) {
+      for (const id of project.baseline.coverage[key] ?? []) {
+        const position = positions.get(id);
+        if (position !== undefined && stable.has(id)) first = Math.min(first, position);
+      }
+    }
+    total += tail[first === order.length ? 0 : first] ?? 0;
+  }
+  return total / concurrency;
+}
+
+const rows: string[][] = [];
+for (const spec of repos) {
+  const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
+  try {
+    const inputs = await sampleCandidates(project, count, seed);
+    const candidates = await planned(project, inputs);
+    const envgenSeconds: number[] = [];
+    const naiveSeconds: number[] = [];
+    let kept = { envgen: 0, naive: 0 };
+    let agreeing = 0;
+    let coldDisagreements = 0;
+    const load = loadavg()[0] ?? 0;
+    for (let run = 0; run < runs; run++) {
+      const fast = await runEnvgen(project, candidates);
+      const naive = await runNaive(project, inputs);
+      envgenSeconds.push(fast.seconds);
+      naiveSeconds.push(naive.seconds);
+      kept = { envgen: fast.kept, naive: naive.kept };
+      agreeing = agreement(fast.outcomes, naive.outcomes, new Map(inputs.map((input) => [input.candidate.patch, `${input.candidate.strategy} ${input.candidate.entities.join(',')}`])));
+      coldDisagreements = naive.disagreements;
+    }
+    const perKept = (seconds: number): number => seconds / Math.max(1, kept.envgen);
+    const envgen = perKept(median(envgenSeconds));
+    const naive = median(naiveSeconds) / Math.max(1, kept.naive);
+    const limit = perKept(limitSeconds(project, inputs));
+    rows.push([
+      project.name,
+      String(Object.keys(project.baseline.results).length),
+      String(inputs.length),
+      `${kept.envgen}/${kept.naive}`,
+      `${agreeing}/${inputs.length}${coldDisagreements > 0 ? ` (${coldDisagreements} cold runs differ)` : ''}`,
+      envgen.toFixed(2),
+      naive.toFixed(2),
+      `${(naive / envgen).toFixed(1)}×`,
+      limit.toFixed(2),
+      `${(envgen / limit).toFixed(1)}×`,
+      load.toFixed(1),
+    ]);
+    console.error(`${project.name}: done`);
+  } finally {
+    await project.worktree.remove();
+  }
+}
+console.log(`\nwall seconds per kept instance, end to end (median of ${runs} run(s), ${concurrency} sandboxes each way, seed ${seed}):`);
+console.log(formatTable(['project', 'tests', 'candidates', 'kept envgen/naive', 'agreement', 'envgen', 'naive', 'speed-up', 'limit', 'envgen / limit', 'load'], rows));

@@ -1,0 +1,42 @@
+/** A pytest node id taken apart the way pytest builds it. */
+export interface NodeIdParts {
+  /** The file part, relative to pytest's rootdir (`tests/test_x.py`). */
+  file: string;
+  /** Classes from the outermost in (`TestA`, `TestA::Inner` → `['TestA', 'Inner']`). */
+  classes: string[];
+  /** The test's name without parameters (`test_b`); for a doctest, the doctest's name. */
+  name: string;
+  /** The parameter id inside the brackets, or null (`test_b[sum(a)::integer as x]` → `sum(a)::integer as x`). */
+  params: string | null;
+}
+
+/**
+ * Parses `file::Class::test[params]`. pytest appends the parameter id in brackets to the last
+ * part verbatim, so it may hold `::`, brackets, quotes and spaces: the parameters start at the
+ * first `[` after the file part and run to the final `]`. Null when there is no `::`.
+ */
+export function parseNodeId(nodeId: string): NodeIdParts | null {
+  const fileEnd = nodeId.indexOf('::');
+  if (fileEnd < 0) return null;
+  const bracket = nodeId.indexOf('[', fileEnd);
+  const parametrized = bracket >= 0 && nodeId.endsWith(']');
+  const head = parametrized ? nodeId.slice(0, bracket) : nodeId;
+  const parts = head.split('::');
+  return {
+    file: parts[0] ?? '',
+    classes: parts.slice(1, -1),
+    name: parts[parts.length - 1] ?? '',
+    params: parametrized ? nodeId.slice(bracket + 1, -1) : null,
+  };
+}
+
+/** The file part of a node id (`tests/t.py::T::test[a::b]` → `tests/t.py`); the id itself when it has none. */
+export function nodeIdFile(nodeId: string): string {
+  return parseNodeId(nodeId)?.file ?? nodeId;
+}
+
+/** The node id without its parameters (`tests/t.py::test[a::b]` → `tests/t.py::test`). */
+export function unparametrizedNodeId(nodeId: string): string {
+  const parts = parseNodeId(nodeId);
+  return parts === null ? nodeId : [parts.file, ...parts.classes, parts.name].join('::');
+}

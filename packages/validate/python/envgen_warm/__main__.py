@@ -1,0 +1,3 @@
+from envgen_warm.server import main
+
+main()

@@ -1,0 +1,591 @@
+"""Checkpoints of the clean suite: the collector that runs it once and leaves paused forks on
+its way, what each checkpoint must prove before it serves runs, and the server's side of
+talking to them."""
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+
+import pytest
+
+from envgen_warm import runs
+from envgen_warm.caches import _COMPILED, _SERVED
+from envgen_warm.runs import _CHECKPOINTS, _kill_others, _wait_group
+from envgen_warm.swap import _Decline, _changed_codes, _plan_code_swap
+from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
+from envgen_warm.tree import _check_tree_delta, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
+
+
+# -- checkpoints of the clean suite ------------------------------------------------------
+#
+# The collector (forked from the server) runs pytest over the clean suite once and leaves
+# checkpoints on its way: processes paused with the state the clean run had there (its
+# scratch directory copied aside), each serving runs by forking a child that goes on from
+# that point. The first checkpoint is taken when configuration is done and collection is
+# about to start: a child of it imports the files as they are on disk, collects and runs the
+# whole suite, as a fresh pytest would, minus start-up and configuration. The others are
+# taken at the start of chosen tests' protocols. A change inside function bodies that never
+# run at import, during collection or in shared fixture set-up cannot show before the first
+# test that runs one of those functions: every test before it runs exactly as on the clean
+# tree. So a run resumes from the last checkpoint at or before that test: the child swaps
+# the changed functions' code objects for those of the changed file compiled afresh
+# (exactly the code an import of it would give) and lets pytest go on with that test and
+# every later one, through its session finish, as the whole suite would; results of the
+# tests before the checkpoint are the clean run's. Whatever a checkpoint cannot prove
+# equivalent it declines, and the server runs the whole suite the ordinary way.
+
+# How long past a run's own deadline the server waits for a checkpoint's answer.
+_COLLECTED_GRACE = 20.0
+
+
+_EXIT_DECLINED = 75
+
+
+def _open_fds():
+    try:
+        return {int(entry) for entry in os.listdir("/proc/self/fd")}
+    except OSError:
+        return set()
+
+
+def _identity(fd_or_path):
+    try:
+        info = os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.stat(fd_or_path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _process_parents():
+    """pid -> parent pid of every process this one can see."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as handle:
+                parents[int(entry)] = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return parents
+
+
+class _Collector:
+    """The collector's pytest plugin (see above). One object, three roles after forks: the
+    ``runner`` of the clean suite, a ``checkpoint`` serving runs, and a ``child`` run."""
+
+    def __init__(self, control, channels, checkpoints, root, scratch, vault, results):
+        # channels[0] serves the checkpoint before collection, channels[1 + i] the one at
+        # checkpoints[i].
+        self.control = control
+        self.channels = channels
+        self.root = root
+        self.scratch = scratch
+        self.vault = vault
+        self.results = results
+        self.wanted = {nodeid: index + 1 for index, nodeid in enumerate(checkpoints)}
+        self.statuses = ["not reached"] * (len(checkpoints) + 1)
+        self.role = "runner"
+        self.index = None
+        self.session = None
+        self.digest = None
+        self.positions = {}
+        self.tree = None
+        self.forked = set()
+        self.channel = None
+        self.reader = None
+        self.copy = None
+        # What the clean run had written into the tree when this checkpoint was taken.
+        self.delta = None
+        self.files = None
+        self.inside_of = {}
+        self.tracer = None
+        self.analysis = None
+        self.fds_before = _open_fds()
+        self.allowed = {_identity(fd) for fd in (0, 1, 2)} | {_identity(os.devnull)}
+
+    # -- the clean run ------------------------------------------------------------------
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_collection(self, session):
+        if self.role == "runner":
+            self.session = session
+            self.tree = _tree_state(self.root)
+            self._checkpoint(0)
+        yield
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session):
+        if self.role == "runner":
+            import hashlib
+
+            self.digest = hashlib.sha256("\n".join(item.nodeid for item in session.items).encode("utf-8")).hexdigest()
+            for module in list(sys.modules.values()):
+                self._inside(_module_file(module))
+            why = self._unshareable()
+            if why is not None:
+                for index in range(1, len(self.statuses)):
+                    self.statuses[index] = why
+                self._finish(ran=False)
+            for item in session.items:
+                index = self.wanted.get(item.nodeid)
+                if index is not None:
+                    self.positions[id(item)] = index
+        yield
+        if self.role == "runner":
+            self._finish(ran=True)
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        if self.role == "runner":
+            index = self.positions.get(id(item))
+            if index is not None:
+                self._checkpoint(index)
+        yield
+
+    def _finish(self, ran):
+        """Reports the checkpoints and the clean run (its results written where the server
+        asked, when it ran) and exits."""
+        answer = {"ok": True, "digest": self.digest, "checkpoints": self.statuses, "ran": ran}
+        if ran and self.tracer is not None:
+            _write_analysis(self.analysis, self.tracer, self.root)
+        if ran:
+            plugin = self.session.config.pluginmanager.get_plugin("envgen-recorder")
+            plugin.recorder.results_path = self.results
+            plugin.recorder.write()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.control.sendall((json.dumps(answer) + "\n").encode("utf-8"))
+        os._exit(0)
+
+    def _capture_fds(self):
+        """File descriptors of pytest's global capture (tmpfiles, saved originals)."""
+        capman = self.session.config.pluginmanager.getplugin("capturemanager")
+        multi = getattr(capman, "_global_capturing", None)
+        fds = set()
+        for capture in (getattr(multi, "in_", None), getattr(multi, "out", None), getattr(multi, "err", None)):
+            for name in ("targetfd_save", "targetfd_invalid"):
+                value = getattr(capture, name, None)
+                if isinstance(value, int):
+                    fds.add(value)
+            try:
+                fds.add(capture.tmpfile.fileno())
+            except (AttributeError, OSError, ValueError):
+                pass
+        return fds
+
+    def _unshareable(self):
+        """Why the state here cannot be shared by forked children, or None."""
+        import threading
+
+        if threading.active_count() != 1:
+            return "a thread is running"
+        try:
+            if len(os.listdir("/proc/self/task")) != 1:
+                return "a thread is running"
+        except OSError:
+            pass
+        parents = _process_parents()
+        if any(parent == os.getpid() and pid not in self.forked for pid, parent in parents.items()):
+            return "a process started by a test is running"
+        if runs._OWN_PID_NAMESPACE and set(parents) - self.forked - {1, os.getpid(), os.getppid()}:
+            return "a process started by a test is running"
+        known = self._capture_fds()
+        for fd in sorted(_open_fds() - self.fds_before - known):
+            identity = _identity(fd)
+            if identity is not None and identity not in self.allowed:
+                try:
+                    target = os.readlink("/proc/self/fd/%d" % fd)
+                except OSError:
+                    target = "?"
+                return "file descriptor %d is open (%s)" % (fd, target)
+        if self.session.shouldfail or self.session.shouldstop:
+            return "the session is stopping"
+        if self.session.config.pluginmanager.get_plugin("envgen-recorder") is None:
+            return "envgen's results plugin is not active"
+        return None
+
+    def _checkpoint(self, index):
+        why = self._unshareable()
+        delta = None
+        if why is None and index > 0:
+            delta = _save_tree_delta(self.root, self.tree, os.path.join(self.vault, "tree-%d" % index))
+            if isinstance(delta, str):
+                why = delta
+                self.positions.clear()
+                for later in range(index, len(self.statuses)):
+                    self.statuses[later] = why
+        if why is not None:
+            self.statuses[index] = why
+            return
+        copy = None
+        if os.listdir(self.scratch):
+            copy = os.path.join(self.vault, str(index))
+            shutil.copytree(self.scratch, copy, symlinks=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self.role = "checkpoint"
+            self.index = index
+            if self.tracer is not None:
+                self.tracer.silence()
+            self.channel = self.channels[index]
+            self.copy = copy
+            self.delta = delta
+            for other, channel in enumerate(self.channels):
+                if other != index and channel is not None:
+                    channel.close()
+            self.control.close()
+            self.reader = self.channel.makefile("rb")
+            self._send({"ok": True, "pid": os.getpid()})
+            self._serve()
+            return  # a child: pytest goes on with this test and every later one
+        self.forked.add(pid)
+        self.channels[index].close()
+        self.channels[index] = None
+        self.statuses[index] = "ok"
+
+    # -- a checkpoint -------------------------------------------------------------------
+
+    def _send(self, answer):
+        self.channel.sendall((json.dumps(answer) + "\n").encode("utf-8"))
+
+    def _inside(self, filename):
+        """The real path of a worktree file named by a module or code object, or None."""
+        try:
+            return self.inside_of[filename]
+        except KeyError:
+            pass
+        real = os.path.realpath(os.path.join(self.root, filename)) if filename and not filename.startswith("<") else ""
+        inside = real if real == self.root or real.startswith(self.root + os.sep) else None
+        self.inside_of[filename] = inside
+        return inside
+
+    def _index_files(self):
+        """Worktree files imported here: the warm code cache's keys their code came from, or
+        why their code cannot be swapped (the module was loaded some other way)."""
+        files = {}
+        for key in _SERVED:
+            real = self._inside(key)
+            if real is not None:
+                files.setdefault(real, {"keys": [], "unsafe": None})["keys"].append(key)
+        for name, module in list(sys.modules.items()):
+            real = self._inside(_module_file(module)) if module is not None else None
+            if real is None:
+                continue
+            entry = files.setdefault(real, {"keys": [], "unsafe": None})
+            if getattr(getattr(module, "__spec__", None), "origin", None) not in entry["keys"]:
+                entry["unsafe"] = "%s was imported without the warm code cache" % name
+        return files
+
+    def _plan(self, changed):
+        if self.files is None:
+            self.files = self._index_files()
+        swaps = []
+        for rel in changed:
+            real = os.path.realpath(os.path.join(self.root, rel))
+            entry = self.files.get(real)
+            if entry is None:
+                continue  # never imported here: a child imports it from disk
+            if self.index == 0:
+                # Before collection only a conftest imports project files, and what ran then
+                # ran unchanged: a child must import the changed file afresh.
+                raise _Decline("%s was imported before collection" % rel)
+            if entry["unsafe"]:
+                raise _Decline(entry["unsafe"])
+            try:
+                with open(real, "rb") as handle:
+                    data = handle.read()
+            except OSError as error:
+                raise _Decline("cannot read %s: %s" % (rel, error))
+            for key in entry["keys"]:
+                clean, old_tree = _COMPILED[key]
+                if data == clean:
+                    continue
+                try:
+                    new_tree = compile(data, key, "exec", dont_inherit=True)
+                except (SyntaxError, ValueError):
+                    raise _Decline("%s does not compile" % rel)
+                changed_codes = _changed_codes(old_tree, new_tree)
+                if changed_codes:
+                    swaps.extend(_plan_code_swap(changed_codes))
+        return swaps
+
+    def _serve(self):
+        """Answers run requests until the server goes; returns only in a forked child."""
+        while True:
+            line = self.reader.readline()
+            if not line:
+                os._exit(0)
+            request = json.loads(line)
+            changed = request.get("changed") or []
+            try:
+                swaps = self._plan(changed)
+                if self.delta is not None:
+                    _check_tree_delta(self.delta, changed)
+            except _Decline as declined:
+                self._send({"declined": str(declined)})
+                continue
+            try:
+                _remove_tree(self.scratch)
+                if self.copy is None:
+                    os.mkdir(self.scratch, 0o700)
+                else:
+                    shutil.copytree(self.copy, self.scratch, symlinks=True)
+            except OSError as error:
+                self._send({"declined": "cannot restore the scratch directory: %s" % error, "retire": True})
+                continue
+            if self.delta is not None:
+                try:
+                    _restore_tree_delta(self.root, self.delta)
+                except OSError as error:
+                    # The tree is half restored: no run may use it before the host rebuilds it.
+                    self._send({"declined": "cannot restore the tree: %s" % error, "retire": True, "dirty": True})
+                    continue
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                self.role = "child"
+                self._enter_child(request, swaps)
+                return
+            answer = _wait_group(pid, float(request["timeout"]))
+            if answer.get("code") == _EXIT_DECLINED:
+                answer = {"declined": "the child could not take the checkpoint over"}
+            self._send(answer)
+
+    def _enter_child(self, request, swaps):
+        """Makes a forked child the run the request asks for; exits when it cannot."""
+        try:
+            os.setpgid(0, 0)
+            self.reader.close()
+            self.channel.close()
+            config = self.session.config
+            log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            targets = {1, 2}
+            capman = config.pluginmanager.getplugin("capturemanager")
+            multi = getattr(capman, "_global_capturing", None)
+            for capture in (getattr(multi, "out", None), getattr(multi, "err", None)):
+                saved = getattr(capture, "targetfd_save", None)
+                if isinstance(saved, int):
+                    targets.add(saved)
+                tmpfile = getattr(capture, "tmpfile", None)
+                if tmpfile is not None and hasattr(tmpfile, "truncate"):
+                    tmpfile.seek(0)
+                    tmpfile.truncate()
+            for fd in targets:
+                os.dup2(log, fd)
+            os.close(log)
+            os.environ.update(request.get("env") or {})
+            plugin = config.pluginmanager.get_plugin("envgen-recorder")
+            plugin.recorder.results_path = os.environ["ENVGEN_RESULTS"]
+            for function, code in swaps:
+                function.__code__ = code
+            import linecache
+
+            for rel in request.get("changed") or []:
+                for key in (os.path.join(self.root, rel), os.path.realpath(os.path.join(self.root, rel))):
+                    linecache.cache.pop(key, None)
+        except BaseException:  # noqa: BLE001 - the server runs the request the ordinary way
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(_EXIT_DECLINED)
+
+
+def _collector_main(control, channels, request, root, scratch, vault):
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.environ.update(request.get("env") or {})
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = None
+    args = list(request["args"])
+    sys.argv = ["pytest"] + args
+    collector = _Collector(control, channels, request.get("checkpoints") or [], root, scratch, vault, request["results"])
+    plugins = [collector]
+    if request.get("analysis"):
+        # The clean run is also the analysis run: what runs outside tests' own protocols (a
+        # shared fixture's set-up runs in the test that needs it first, and the run goes on
+        # from before that test anyway).
+        collector.tracer = _SuiteTracer(False, shared_outside=False)
+        collector.analysis = request["analysis"]
+        plugins.append(collector.tracer)
+        collector.tracer.start()
+    code = pytest.main(args, plugins=plugins)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if collector.role == "runner":
+        why = "pytest ended (exit %d) before its test loop" % int(code)
+        control.sendall((json.dumps({"ok": False, "why": why}) + "\n").encode("utf-8"))
+    os._exit(int(code))
+
+
+class _Peer:
+    """The server's end of a socket to the collector or a checkpoint (JSON lines)."""
+
+    def __init__(self, index, channel):
+        self.index = index
+        self.channel = channel
+        self.buffer = b""
+        self.pid = None
+        self.ready = False
+
+    def receive(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            readable, _, _ = select.select([self.channel], [], [], remaining)
+            if not readable:
+                return None
+            try:
+                chunk = self.channel.recv(1 << 16)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def ask(self, payload, timeout):
+        """The answer, or None when the peer failed (it is then stopped)."""
+        try:
+            self.channel.sendall((json.dumps(payload) + "\n").encode("utf-8"))
+        except OSError:
+            self.stop()
+            return None
+        answer = self.receive(timeout)
+        if answer is None:
+            self.stop()
+        return answer
+
+    def stop(self):
+        self.ready = False
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.channel.close()
+
+
+_COLLECTOR_DIRS = []
+
+
+def _stop_checkpoints():
+    for checkpoint in _CHECKPOINTS:
+        checkpoint.stop()
+    _CHECKPOINTS.clear()
+    for path in _COLLECTOR_DIRS:
+        _remove_tree(path)
+    _COLLECTOR_DIRS.clear()
+
+
+def _collect(request, root, connection):
+    """Runs the clean suite in a collector that leaves checkpoints before collection and at
+    the requested tests; answers ``{"ok", "why", "digest", "ran", "collection": status,
+    "checkpoints": [status per requested test]}`` ("ok" or why there is none)."""
+    _stop_checkpoints()
+    nodeids = [None] + list(request.get("checkpoints") or [])
+    scratch = tempfile.mkdtemp(prefix="envgen-collect-")
+    vault = tempfile.mkdtemp(prefix="envgen-vault-")
+    _COLLECTOR_DIRS.extend([scratch, vault])
+    control, control_theirs = socket.socketpair()
+    pairs = [socket.socketpair() for _ in nodeids]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            control.close()
+            for ours, _ in pairs:
+                ours.close()
+            os.close(connection.detach())
+            os.setpgid(0, 0)
+            _collector_main(control_theirs, [theirs for _, theirs in pairs], request, root, scratch, vault)
+        except BaseException:  # noqa: BLE001 - never return into the server loop
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+        os._exit(70)
+    control_theirs.close()
+    for _, theirs in pairs:
+        theirs.close()
+    runner = _Peer(None, control)
+    answer = runner.receive(float(request["timeout"]))
+    runner.pid = pid
+    runner.stop()
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    checkpoints = [_Peer(index, ours) for index, (ours, _) in enumerate(pairs)]
+    _CHECKPOINTS.extend(checkpoints)
+    if answer is None or not answer.get("ok"):
+        _stop_checkpoints()
+        return {"ok": False, "why": (answer or {}).get("why") or "the collector did not answer"}
+    statuses = list(answer.get("checkpoints") or [])
+    for checkpoint, status in zip(checkpoints, statuses):
+        if status != "ok":
+            checkpoint.stop()
+            continue
+        hello = checkpoint.receive(_COLLECTED_GRACE)
+        if hello is None or not hello.get("ok"):
+            checkpoint.stop()
+            statuses[checkpoint.index] = "did not answer"
+            continue
+        checkpoint.pid = int(hello["pid"])
+        checkpoint.ready = True
+    _CHECKPOINTS[:] = [checkpoint for checkpoint in checkpoints if checkpoint.ready]
+    _kill_others()
+    return {"ok": True, "digest": answer.get("digest"), "ran": bool(answer.get("ran")), "collection": statuses[0], "checkpoints": statuses[1:]}
+
+
+def _run_collected(request):
+    """A checkpoint's answer to a run request: from the latest at or before the one asked for
+    (-1 is the one before collection, i the one at the i-th requested test), or when that
+    one declines, from the one before collection; or (None, why) when the server must run
+    the whole suite itself."""
+    wanted = int(request["precollected"].get("checkpoint", -1)) + 1
+    usable = [checkpoint for checkpoint in _CHECKPOINTS if checkpoint.ready and checkpoint.index <= wanted]
+    if not usable:
+        return None, "no checkpoint"
+    latest = max(usable, key=lambda candidate: candidate.index)
+    payload = {
+        "changed": request["precollected"].get("changed") or [],
+        "env": request.get("env") or {},
+        "log": request["log"],
+        "timeout": request["timeout"],
+    }
+    reasons = []
+    for checkpoint in [latest] + [candidate for candidate in usable if candidate.index == 0 and candidate is not latest]:
+        answer = checkpoint.ask(payload, float(request["timeout"]) + _COLLECTED_GRACE)
+        if answer is None:
+            reasons.append("the checkpoint failed")
+            continue
+        if answer.get("retire"):
+            checkpoint.stop()
+        if answer.get("dirty"):
+            # No run may see a half-restored tree: the host restarts the server and rebuilds it.
+            raise RuntimeError(answer["declined"])
+        if "declined" in answer:
+            reasons.append(answer["declined"])
+            continue
+        answer["checkpoint"] = checkpoint.index - 1
+        if reasons:
+            answer["declined"] = "; ".join(reasons)
+        return answer, None
+    return None, "; ".join(reasons)

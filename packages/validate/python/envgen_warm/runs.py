@@ -1,0 +1,131 @@
+"""Forked runs: a child per run request in its own process group, waited for with a deadline,
+and whatever it left running killed afterwards (live checkpoints excepted)."""
+
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+import pytest
+
+from envgen_warm.tracing import _SuiteTracer, _write_analysis
+
+
+# Set by ``--own-pid-namespace``: the host knows the sandbox is a bubblewrap jail.
+_OWN_PID_NAMESPACE = False
+
+
+_CHECKPOINTS = []
+
+
+def _run_child(request, root):
+    log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    scratch = tempfile.mkdtemp(prefix="envgen-run-")
+    os.environ.update(request.get("env") or {})
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = None
+    sys.argv = ["pytest"] + list(request["args"])
+    tracer = None
+    plugins = []
+    if request.get("analysis"):
+        tracer = _SuiteTracer(bool(request.get("per_test")))
+        plugins.append(tracer)
+        tracer.start()
+    code = pytest.main(list(request["args"]), plugins=plugins)
+    if tracer is not None:
+        _write_analysis(request["analysis"], tracer, root)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+def _wait(pid, timeout):
+    """Waits for the child; kills its process group at the deadline."""
+    started = time.monotonic()
+    fd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([fd], [], [], max(0.0, timeout))
+    finally:
+        os.close(fd)
+    timed_out = not ready
+    if timed_out:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _, status = os.waitpid(pid, 0)
+    seconds = time.monotonic() - started
+    if timed_out:
+        return {"status": "timeout", "code": None, "seconds": seconds}
+    if os.WIFEXITED(status):
+        return {"status": "exited", "code": os.WEXITSTATUS(status), "seconds": seconds}
+    return {"status": "signaled", "code": None, "signal": os.WTERMSIG(status), "seconds": seconds}
+
+
+def _run(request, root):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setpgid(0, 0)
+            _run_child(request, root)
+        except BaseException:  # noqa: BLE001 - a child must never return into the server loop
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+        os._exit(70)
+    answer = _wait_group(pid, float(request["timeout"]))
+    _kill_others()
+    return answer
+
+
+def _wait_group(pid, timeout):
+    """Waits for a forked child (in a process group of its own) and kills what is left of
+    its group."""
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass
+    answer = _wait(pid, timeout)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    return answer
+
+
+def _kill_others():
+    """In a bubblewrap jail of its own (the server is pid 2 under bwrap's init), kills every
+    other process: nothing a run started (grandchildren, daemons that left the child's
+    group) outlives it to touch the tree while the host restores it. Elsewhere (docker,
+    no sandbox) only the child's process group is killed."""
+    if not _OWN_PID_NAMESPACE or os.getpid() != 2 or os.getppid() != 1:
+        return
+    keep = {1, os.getpid()} | {checkpoint.pid for checkpoint in _CHECKPOINTS if checkpoint.ready}
+    for _ in range(3):
+        others = [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in keep]
+        if not others:
+            return
+        for other in others:
+            try:
+                os.kill(other, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for other in others:
+            try:
+                os.waitpid(other, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        time.sleep(0.005)
+
+
+def _scratch_cleanup():
+    for entry in os.listdir(tempfile.gettempdir()):
+        if entry.startswith("envgen-run-"):
+            shutil.rmtree(os.path.join(tempfile.gettempdir(), entry), ignore_errors=True)

@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkBundle } from '@envgen/bundle';
+import { resolveConfig } from '@envgen/config';
+import { silentLogger } from '@envgen/core';
+import { checkoutRepo, createProgress, resolveProfile, runInject } from '@envgen/cli';
+import { openPool } from '@envgen/pool';
+import { buildBaseline } from '@envgen/testrun';
+import { writeFixtureRepo } from '../support/fixture-repo.js';
+import { plainPytest } from '../support/plain-pytest.js';
+import { SHAPES } from './shapes.js';
+
+const quiet = createProgress({ quiet: true });
+
+describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
+  it(`${shape.about}: clean outcomes are plain pytest's, no candidate crashes, kept bugs pass their own bundle checks cold`, async () => {
+    const repo = writeFixtureRepo(shape.files, { git: true, name });
+    const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
+    const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
+
+    const report = await runInject({ repo, count: shape.count ?? 16, seed: 11, combine: 2, tasks: null }, settings, silentLogger, quiet);
+    expect(report.rejected['crashed'] ?? 0).toBe(0);
+    // One truth: nothing the validator proved is rejected by the weakening or the checks.
+    expect(report.afterVerdict).toEqual([]);
+    expect(report.replay).toMatchObject({ agreed: true });
+    if (shape.hangs) expect(report.rejected['timeout']).toBeGreaterThan(0);
+    else expect(report.rejected['timeout'] ?? 0).toBe(0);
+    expect(report.kept).toBeGreaterThanOrEqual(Math.ceil(report.tried * 0.6));
+
+    const { provider, repo: resolved, worktree } = await checkoutRepo(repo, settings, silentLogger, quiet);
+    const pool = openPool(home);
+    try {
+      const profile = await resolveProfile(worktree.path, resolved, settings);
+      const baseline = await buildBaseline({ worktree: worktree.path, commit: resolved.commit, profile, sandboxProvider: provider, home });
+      const clean = Object.fromEntries(Object.entries(baseline.results).map(([id, result]) => [id, result.outcome]));
+      expect(clean).toEqual(plainPytest(repo));
+      for (const id of shape.mustHold ?? []) expect(clean[id]).toBe('passed');
+
+      const instances = report.instanceIds.map((id) => pool.getInstance(id));
+      if (shape.failingSomewhere !== undefined) {
+        const prefix = shape.failingSomewhere;
+        expect(instances.some((instance) => instance?.FAIL_TO_PASS.some((id) => id.startsWith(prefix)))).toBe(true);
+      }
+      // One truth: the bundle's own script and parser, run cold in the sandbox, see exactly the
+      // validator's FAIL_TO_PASS (two kept bugs per shape keep the suite quick).
+      for (const instance of instances.slice(0, 2)) {
+        const bundle = pool.readBundle(instance?.instance_id ?? '');
+        const checked = await checkBundle({ bundle, worktree: worktree.path, profile, sandboxProvider: provider });
+        expect(checked.checks.filter((check) => !check.passed)).toEqual([]);
+        expect([...checked.brokenTests].sort()).toEqual(instance?.FAIL_TO_PASS);
+      }
+    } finally {
+      pool.close();
+      await worktree.remove();
+      execFileSync('rm', ['-rf', home]);
+    }
+  });
+});

@@ -1,0 +1,374 @@
+/**
+ * Small projects, one per shape of real-world pytest set-up that envgen must handle without
+ * changing what the suite does. Each is a complete repo (files by path); `expect` says what
+ * the e2e suite checks beyond the common bars.
+ */
+
+/** A little library every shape tests: branches, loops and arithmetic for the mutators. */
+const LIB = `"""Interval arithmetic for the fixtures."""
+
+
+def clamp(x, lo, hi):
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+def total(values):
+    result = 0
+    for value in values:
+        result = result + value
+    return result
+
+
+def scale(values, factor):
+    return [value * factor for value in values]
+
+
+class Interval:
+    def __init__(self, lo, hi):
+        self.lo = lo
+        self.hi = hi
+
+    def width(self):
+        return self.hi - self.lo
+
+    def contains(self, x):
+        return self.lo <= x <= self.hi
+`;
+
+const LIB_TESTS = `from ivl import Interval, clamp, scale, total
+
+
+def test_clamp_low():
+    assert clamp(-3, 0, 10) == 0
+
+
+def test_clamp_high():
+    assert clamp(30, 0, 10) == 10
+
+
+def test_clamp_inside():
+    assert clamp(4, 0, 10) == 4
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+
+
+def test_scale():
+    assert scale([1, 2], 3) == [3, 6]
+
+
+def test_width():
+    assert Interval(2, 7).width() == 5
+
+
+def test_contains():
+    assert Interval(2, 7).contains(3)
+    assert not Interval(2, 7).contains(9)
+`;
+
+export interface Shape {
+  /** What kind of project this stands for. */
+  about: string;
+  files: Record<string, string>;
+  /** Node ids the clean baseline must hold (beyond agreeing with plain pytest). */
+  mustHold?: string[];
+  /** A test id (or prefix) that must show up in some kept instance's FAIL_TO_PASS. */
+  failingSomewhere?: string;
+  /** Candidates to try (default 16). */
+  count?: number;
+  /** Some candidates hang: they must be rejected as timeouts. */
+  hangs?: boolean;
+}
+
+export const SHAPES: Record<string, Shape> = {
+  'filterwarnings-error-writes-tree': {
+    about: 'filterwarnings = error in pytest.ini, and a test that writes into its own tree',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_write.py': `import os
+
+
+def test_writes_into_tree():
+    path = os.path.join(os.path.dirname(__file__), "generated.txt")
+    with open(path, "w") as handle:
+        handle.write("written by a test")
+    assert os.path.exists(path)
+`,
+      'pytest.ini': '[pytest]\nfilterwarnings =\n    error\n',
+    },
+  },
+  'strict-addopts-plugins': {
+    about: 'setup.cfg with addopts -p <local plugin> --strict-markers -W error, xfail_strict, markers',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/__init__.py': '',
+      'tests/plugin.py': `import pytest
+
+
+@pytest.fixture
+def lo_bound():
+    return 0
+`,
+      'tests/test_ivl.py': `${LIB_TESTS}
+
+import pytest
+
+
+@pytest.mark.slowish
+def test_marked(lo_bound):
+    from ivl import clamp
+
+    assert clamp(-1, lo_bound, 5) == lo_bound
+
+
+@pytest.mark.xfail(reason="known")
+def test_known_failure():
+    assert clamp(1, 0, 1) == 2
+`,
+      'setup.cfg': '[tool:pytest]\naddopts = -p tests.plugin --strict-markers -W error -ra\nxfail_strict = true\nmarkers =\n    slowish: a marker the suite declares\n',
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
+    },
+  },
+  'pyproject-importlib-doctests': {
+    about: 'pyproject.toml [tool.pytest.ini_options] with --import-mode=importlib, doctest modules and a doctest glob',
+    files: {
+      'src/ivl/__init__.py': LIB.replace(
+        'def scale(values, factor):\n',
+        'def scale(values, factor):\n    """Each value times factor.\n\n    >>> scale([1, 2], 2)\n    [2, 4]\n    """\n',
+      ),
+      'tests/test_ivl.py': LIB_TESTS,
+      'docs/usage.rst': 'Usage\n=====\n\n>>> from ivl import total\n>>> total([2, 3])\n5\n',
+      'pyproject.toml': `[project]
+name = "ivl"
+version = "0.1"
+
+[tool.pytest.ini_options]
+addopts = "--import-mode=importlib --doctest-modules --doctest-glob='*.rst'"
+testpaths = ["tests", "src", "docs"]
+pythonpath = ["src"]
+`,
+    },
+    mustHold: ['docs/usage.rst::usage.rst', 'src/ivl/__init__.py::src.ivl.__init__.scale'],
+  },
+  'tox-ini-nested-conftest': {
+    about: 'tox.ini [pytest] config with testpaths, conftests at two levels, chdir, tmp_path, monkeypatch, subprocesses and locale',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tox.ini': '[tox]\nenvlist = py3\n\n[pytest]\ntestpaths = tests\n',
+      'tests/conftest.py': `import pytest
+
+
+@pytest.fixture
+def bounds():
+    return (0, 10)
+`,
+      'tests/unit/conftest.py': `import pytest
+
+
+@pytest.fixture
+def values(bounds):
+    return list(range(*bounds))
+`,
+      'tests/unit/test_ivl.py': LIB_TESTS,
+      'tests/unit/test_env.py': `import locale
+import os
+import subprocess
+import sys
+
+from ivl import clamp, total
+
+
+def test_values(values):
+    assert total(values) == 45
+
+
+def test_tmp_path(tmp_path):
+    (tmp_path / "x.txt").write_text("3")
+    assert clamp(int((tmp_path / "x.txt").read_text()), 0, 2) == 2
+
+
+def test_monkeypatch(monkeypatch):
+    monkeypatch.setenv("IVL_LIMIT", "7")
+    monkeypatch.chdir(os.path.dirname(__file__))
+    assert clamp(int(os.environ["IVL_LIMIT"]), 0, 5) == 5
+
+
+def test_subprocess():
+    code = "import sys; sys.path.insert(0, %r); from ivl import total; print(total([4, 5]))" % os.getcwd()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "9"
+
+
+def test_locale():
+    assert locale.getpreferredencoding(False)
+
+
+def test_chdir_and_stay():
+    os.chdir(os.path.dirname(__file__))
+    assert total([1]) == 1
+`,
+    },
+  },
+  'inherited-unittest-mixins': {
+    about: 'unittest suites whose tests live in base classes and mixins of another test file',
+    files: {
+      'ivl/__init__.py': LIB,
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
+      'tests/__init__.py': '',
+      'tests/base.py': `from ivl import Interval, clamp, total
+
+
+class ClampMixin:
+    lo = 0
+    hi = 10
+
+    def test_clamp_low(self):
+        self.assertEqual(clamp(self.lo - 5, self.lo, self.hi), self.lo)
+
+    def test_clamp_high(self):
+        self.assertEqual(clamp(self.hi + 5, self.lo, self.hi), self.hi)
+
+
+class IntervalBase:
+    def test_width(self):
+        self.assertEqual(Interval(self.lo, self.hi).width(), self.hi - self.lo)
+
+    def test_total(self):
+        self.assertEqual(total([self.lo, self.hi]), self.lo + self.hi)
+`,
+      'tests/test_small.py': `import unittest
+
+from tests.base import ClampMixin, IntervalBase
+
+
+class TestSmall(ClampMixin, IntervalBase, unittest.TestCase):
+    lo = 1
+    hi = 3
+
+
+class TestOwn(unittest.TestCase):
+    def test_own(self):
+        from ivl import scale
+
+        self.assertEqual(scale([1], 2), [2])
+`,
+      'tests/test_large.py': `import unittest
+
+from tests.base import ClampMixin, IntervalBase
+
+
+class TestLarge(ClampMixin, IntervalBase, unittest.TestCase):
+    lo = 100
+    hi = 300
+`,
+    },
+    failingSomewhere: 'tests/test_large.py::TestLarge::',
+  },
+  'generated-data-driven-tests': {
+    about: 'test methods generated at import, one per case of a data file (no definition in the source)',
+    files: {
+      'ivl/__init__.py': LIB,
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
+      'tests/__init__.py': '',
+      'tests/cases.txt': 'low -3 0\nhigh 30 10\ninside 4 4\nedge 10 10\n',
+      'tests/test_cases.py': `import os
+import unittest
+
+from ivl import clamp, total
+
+
+class Cases(unittest.TestCase):
+    @classmethod
+    def load(cls, path):
+        with open(path) as handle:
+            for line in handle:
+                name, value, expected = line.split()
+
+                def method(self, value=int(value), expected=int(expected)):
+                    self.assertEqual(clamp(value, 0, 10), expected)
+
+                setattr(cls, "test_" + name, method)
+
+
+Cases.load(os.path.join(os.path.dirname(__file__), "cases.txt"))
+
+
+class TestTotal(unittest.TestCase):
+    def test_total(self):
+        self.assertEqual(total([1, 2]), 3)
+`,
+    },
+    failingSomewhere: 'tests/test_cases.py::Cases::test_',
+  },
+  'parametrize-odd-ids': {
+    about: "parametrized tests whose ids hold '::', quotes, spaces, brackets and ' - '",
+    files: {
+      'ivl/__init__.py': LIB,
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
+      'tests/test_ids.py': `import pytest
+
+from ivl import clamp, total
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("sum(a)::integer as x, y", 3),
+        ("it's [1] - \\"q\\"", 3),
+        ("a::b::c", 3),
+        ("plain", 3),
+    ],
+)
+def test_group(text, expected):
+    assert total([1, 2]) == expected
+
+
+@pytest.mark.parametrize("x", [-5, 5, 50], ids=["low::edge", "mid [x]", "high - top"])
+def test_clamp_ids(x):
+    assert 0 <= clamp(x, 0, 10) <= 10
+`,
+    },
+    failingSomewhere: 'tests/test_ids.py::test_group[sum(a)::integer as x, y-3]',
+  },
+  'hanging-mutants': {
+    about: 'a 0.1 s suite where natural mutants loop forever: limits must follow clean durations',
+    files: {
+      'ivl/__init__.py': LIB,
+      'ivl/steps.py': `def count_up(start, stop, step):
+    n = 0
+    while start < stop:
+        start = start + step
+        n = n + 1
+    return n
+
+
+def halve(x):
+    steps = 0
+    while x > 1:
+        x = x // 2
+        steps = steps + 1
+    return steps
+`,
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
+      'tests/test_steps.py': `from ivl.steps import count_up, halve
+
+
+def test_count_up():
+    assert count_up(0, 10, 2) == 5
+
+
+def test_halve():
+    assert halve(16) == 4
+`,
+      'tests/test_ivl.py': LIB_TESTS,
+    },
+    count: 40,
+    hangs: true,
+  },
+};

@@ -1,0 +1,91 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestOutcome } from '@envgen/testrun';
+
+/**
+ * A report-log plugin of this module's own (nothing of envgen's): the collected node ids,
+ * then every phase report, as JSON lines. Verbosity options in a project's addopts (`-v`)
+ * change pytest's text output, never this.
+ */
+const REPORT_LOG = `import json, os
+
+_path = os.environ["PLAIN_PYTEST_LOG"]
+
+
+def _write(entry):
+    with open(_path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\\n")
+
+
+def pytest_collection_finish(session):
+    for item in session.items:
+        _write({"collected": item.nodeid})
+
+
+def pytest_runtest_logreport(report):
+    _write({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome})
+`;
+
+/** Options of {@link plainPytest}. */
+export interface PlainPytestOptions {
+  /** Paths or node ids to run (the profile's test selection); default none: pytest's own discovery. */
+  args?: readonly string[];
+  /** Extra environment (the profile's PYTHONPATH, say). */
+  env?: Readonly<Record<string, string>>;
+  timeoutMs?: number;
+}
+
+/**
+ * Plain pytest's outcomes on a fresh copy of `repo`: Debian's python3 -m pytest from the repo
+ * root with nothing but the project's own configuration (no envgen plugin, no rootdir, no
+ * option of envgen's) and a report-log plugin of its own. Outcomes as envgen states them: a
+ * failed call is `failed`, a failed setup or teardown `error` (a failed call stays failed),
+ * skips and xfails `skipped`, xpasses `passed` (strict ones fail). The tests run unsandboxed:
+ * use it on projects whose clean suite you trust, as you would run it yourself.
+ */
+export function plainPytest(repo: string, options: PlainPytestOptions = {}): Record<string, TestOutcome> {
+  const scratch = mkdtempSync(join(tmpdir(), 'envgen-plain-'));
+  const copy = join(scratch, 'repo');
+  cpSync(repo, copy, { recursive: true });
+  const log = join(scratch, 'log.jsonl');
+  try {
+    writeFileSync(join(scratch, 'plain_report_log.py'), REPORT_LOG);
+    writeFileSync(log, '');
+    spawnSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'plain_report_log', ...(options.args ?? [])], {
+      cwd: copy,
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 ** 2,
+      timeout: options.timeoutMs ?? 600_000,
+      env: {
+        ...process.env,
+        PYTHONDONTWRITEBYTECODE: '1',
+        ...options.env,
+        PYTHONPATH: [options.env?.['PYTHONPATH'], scratch].filter((part) => part !== undefined && part !== '').join(':'),
+        PLAIN_PYTEST_LOG: log,
+      },
+    });
+    const outcomes: Record<string, TestOutcome> = {};
+    for (const line of readFileSync(log, 'utf8').split('\n')) {
+      if (line === '') continue;
+      const entry = JSON.parse(line) as { collected?: string; nodeid?: string; when?: string; outcome?: string };
+      if (entry.collected !== undefined) {
+        outcomes[entry.collected] ??= 'skipped';
+        continue;
+      }
+      const id = entry.nodeid ?? '';
+      if (entry.when === 'call') {
+        // An xfail reports `skipped`, an xpass `passed` (`failed` when strict).
+        outcomes[id] = entry.outcome === 'failed' ? 'failed' : entry.outcome === 'skipped' ? 'skipped' : 'passed';
+      } else if (entry.outcome === 'failed' && outcomes[id] !== 'failed') {
+        outcomes[id] = 'error';
+      } else if (entry.outcome === 'skipped' && entry.when === 'setup') {
+        outcomes[id] = 'skipped';
+      }
+    }
+    return outcomes;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
