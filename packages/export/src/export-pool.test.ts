@@ -46,7 +46,11 @@ function makeFixture(count: number): Fixture {
   const expected: Fixture['expected'] = [];
   const kinds = ['tests', 'self-play', 'issue'] as const;
   for (let index = 0; index < count; index += 1) {
-    const instance = makeSyntheticInstance(index, index % 4 === 0 ? { FAIL_TO_PASS: [`tests/test_core.py::test_a_${index}`, `tests/test_core.py::test_b_${index}`] } : {});
+    const instance = makeSyntheticInstance(index, {
+      ...(index % 4 === 0 ? { FAIL_TO_PASS: [`tests/test_core.py::test_a_${index}`, `tests/test_core.py::test_b_${index}`] } : {}),
+      // Every third one is a higher-order bug made from the previous instance's failed repair.
+      ...(index % 3 === 2 ? { order: 2, parent: expected[index - 1]?.instance.instance_id ?? '' } : {}),
+    });
     pool.addInstance(instance, makeSyntheticBundle(instance));
     const kind = kinds[index % kinds.length] ?? 'tests';
     const task = makeSyntheticTask(instance, {
@@ -215,8 +219,14 @@ describe('exportPool ssr', () => {
         created_at: instance.created_at,
         FAIL_TO_PASS: instance.FAIL_TO_PASS,
         PASS_TO_PASS: instance.PASS_TO_PASS,
+        role: instance.order === 2 ? 'solver' : 'injector',
+        order: instance.order ?? 1,
+        parent: instance.parent ?? null,
       });
     }
+    const higher = fixture.expected.filter(({ instance }) => instance.order === 2).map(({ instance }) => JSON.parse(readFileSync(join(out, instance.instance_id, 'metadata.json'), 'utf8')) as Record<string, unknown>);
+    expect(higher.length).toBeGreaterThan(0);
+    for (const metadata of higher) expect(metadata).toMatchObject({ role: 'solver', order: 2, parent: expect.stringMatching(/__/) });
   });
 });
 

@@ -20,11 +20,16 @@ export interface SwesmithRow
 /** One CodeScout code-search row. */
 export type CodescoutRow = Pick<SwesmithRow, 'instance_id' | 'repo' | 'base_commit' | 'patch' | 'problem_statement' | 'file_changes'>;
 
-/** The `metadata.json` beside an exported SSR bundle: which instance it is and how to run it. */
+/**
+ * The `metadata.json` beside an exported SSR bundle: which instance it is, how to run it, and
+ * where it sits in self-play: `role` is the side that made the bug (`injector` for an injected
+ * bug, `solver` for a failed repair on top of one), `order` 1 or 2, `parent` the instance a
+ * higher-order bug was made from.
+ */
 export type SsrMetadata = Pick<
   SwesmithRow,
   'instance_id' | 'repo' | 'base_commit' | 'strategy' | 'family' | 'image_name' | 'created_at' | 'FAIL_TO_PASS' | 'PASS_TO_PASS'
->;
+> & { role: 'injector' | 'solver'; order: number; parent: string | null };
 
 /** An instance that can be exported: it has a task with a non-empty problem statement. */
 export interface ExportEntry {
@@ -88,5 +93,8 @@ export function toSsrMetadata({ instance, task }: ExportEntry): SsrMetadata {
     created_at: instance.created_at,
     FAIL_TO_PASS: instance.FAIL_TO_PASS,
     PASS_TO_PASS: instance.PASS_TO_PASS,
+    role: (instance.order ?? 1) > 1 ? 'solver' : 'injector',
+    order: instance.order ?? 1,
+    parent: instance.parent ?? null,
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Logger, StrategyFamily } from '@envgen/core';
-import type { GroupCount, Pool, PoolFilter } from '@envgen/pool';
+import type { Band, GroupCount, Pool, PoolFilter } from '@envgen/pool';
 import type { ExportEntry } from './rows.js';
 
 /** Which instances an export covers; absent fields match everything. */
@@ -9,6 +9,9 @@ export interface ExportFilter {
   repo?: string;
   strategy?: string;
   family?: StrategyFamily;
+  /** Only instances in these difficulty bands, after `minAttempts` attempts (default 1). */
+  bands?: Band[];
+  minAttempts?: number;
 }
 
 /** At most this many example ids are kept per skip reason (the counts are always complete). */
@@ -45,6 +48,8 @@ function poolFilter(filter: ExportFilter): PoolFilter {
     ...(filter.repo === undefined ? {} : { repo: filter.repo }),
     ...(filter.strategy === undefined ? {} : { strategy: filter.strategy }),
     ...(filter.family === undefined ? {} : { family: filter.family }),
+    ...(filter.bands === undefined ? {} : { bands: filter.bands }),
+    ...(filter.minAttempts === undefined ? {} : { minAttempts: filter.minAttempts }),
   };
 }
 

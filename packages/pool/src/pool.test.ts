@@ -271,6 +271,86 @@ describe('spread', () => {
   });
 });
 
+describe('report queries', () => {
+  /** Six instances made an hour apart (0 at 2025-01-01T00, …), outcomes as in the spread test, tasks for 1 and 3. */
+  function reportPool(): Pool {
+    const { pool } = freshPool();
+    for (let index = 0; index < 6; index += 1) {
+      const instance = makeSyntheticInstance(index, { created_at: new Date(Date.UTC(2025, 0, 1, index)).toISOString() });
+      pool.addInstance(instance, makeSyntheticBundle(instance));
+    }
+    const id = (index: number): string => makeSyntheticInstance(index).instance_id;
+    const record = (index: number, ...outcomes: boolean[]): void => {
+      for (const solved of outcomes) pool.recordAttempt(id(index), { reward: solved ? 3 : 0, solved });
+    };
+    record(0, false, false); // too hard
+    record(1, true, false); // frontier 1/2
+    record(2, true); // too easy
+    record(3, true, true, false); // frontier 2/3
+    record(4, true, false, false, false); // frontier 1/4, the hardest
+    pool.putTask(makeSyntheticTask(makeSyntheticInstance(1)));
+    pool.putTask(makeSyntheticTask(makeSyntheticInstance(3)));
+    return pool;
+  }
+
+  it('counts instances per creation period, family and current band', () => {
+    const pool = reportPool();
+    expect(pool.createdRange()).toEqual({ first: '2025-01-01T00:00:00.000Z', last: '2025-01-01T05:00:00.000Z' });
+    expect(pool.growth(10)).toEqual([
+      { period: '2025-01-01', family: 'procedural', band: 'frontier', count: 3 },
+      { period: '2025-01-01', family: 'procedural', band: 'too-hard', count: 1 },
+      { period: '2025-01-01', family: 'removal', band: 'too-easy', count: 1 },
+      { period: '2025-01-01', family: 'removal', band: 'untried', count: 1 },
+    ]);
+    expect(pool.growth(13).map((row) => [row.period, row.band])).toEqual([
+      ['2025-01-01T00', 'too-hard'],
+      ['2025-01-01T01', 'frontier'],
+      ['2025-01-01T02', 'too-easy'],
+      ['2025-01-01T03', 'frontier'],
+      ['2025-01-01T04', 'frontier'],
+      ['2025-01-01T05', 'untried'],
+    ]);
+    expect(pool.growth(10, { repo: 'uiri/toml' }).map((row) => [row.band, row.count])).toEqual([
+      ['frontier', 2],
+      ['untried', 1],
+    ]);
+  });
+
+  it('bins the solve rates of tried instances, 1 in the last bin', () => {
+    const pool = reportPool();
+    // Rates 0, 1/2, 1, 2/3, 1/4.
+    expect(pool.solveRateHistogram(4)).toEqual([1, 1, 2, 1]);
+    expect(pool.solveRateHistogram(2, { repo: 'pytoolz/toolz' })).toEqual([2, 1]);
+  });
+
+  it('lists the frontier hardest first, with stats and tasks', () => {
+    const pool = reportPool();
+    const frontier = pool.listFrontier(10);
+    expect(frontier.map((entry) => [entry.instance.instance_id, entry.stats.solveRate])).toEqual([
+      [makeSyntheticInstance(4).instance_id, 0.25],
+      [makeSyntheticInstance(1).instance_id, 0.5],
+      [makeSyntheticInstance(3).instance_id, 2 / 3],
+    ]);
+    expect(frontier.map((entry) => entry.task !== null)).toEqual([false, true, true]);
+    expect(pool.listFrontier(1).map((entry) => entry.instance.instance_id)).toEqual([makeSyntheticInstance(4).instance_id]);
+    expect(pool.listFrontier(10, { hasTask: true }).map((entry) => entry.stats.solveRate)).toEqual([0.5, 2 / 3]);
+  });
+
+  it('counts remembered rejections per repo and reason', () => {
+    const { pool } = freshPool();
+    const reject = (repo: string, patchHash: string, reason: 'timeout' | 'no-failing-test') => pool.markRejected({ repo, commit: 'c', profileHash: 'p', patchHash }, reason, 'd');
+    reject('a/b', '1', 'timeout');
+    reject('a/b', '2', 'no-failing-test');
+    reject('a/b', '3', 'no-failing-test');
+    reject('c/d', '1', 'timeout');
+    expect(pool.rejectionCounts()).toEqual([
+      { repo: 'a/b', reason: 'no-failing-test', count: 2 },
+      { repo: 'a/b', reason: 'timeout', count: 1 },
+      { repo: 'c/d', reason: 'timeout', count: 1 },
+    ]);
+  });
+});
+
 describe('dataVersion', () => {
   it("changes when another connection commits, not for this connection's own writes", () => {
     const { home, pool } = freshPool();
@@ -285,5 +365,54 @@ describe('dataVersion', () => {
     const after = pool.dataVersion();
     expect(after).not.toBe(before);
     expect(pool.dataVersion()).toBe(after);
+  });
+});
+
+describe('growth tables', () => {
+  it('records an outcome delivered twice once, and never for an unknown instance', () => {
+    const { pool } = freshPool();
+    addSynthetic(pool, 1);
+    const id = makeSyntheticInstance(0).instance_id;
+    expect(pool.recordAttemptOnce('r1/x/0', id, { reward: 3, solved: true })).toEqual({ status: 'recorded', stats: { attempts: 1, solved: 1, meanReward: 3, solveRate: 1 } });
+    expect(pool.recordAttemptOnce('r1/x/0', id, { reward: 3, solved: true })).toEqual({ status: 'duplicate' });
+    expect(pool.recordAttemptOnce('r1/x/1', id, { reward: 0, solved: false }).status).toBe('recorded');
+    expect(pool.recordAttemptOnce('r1/y/0', 'nope', { reward: 0, solved: false })).toEqual({ status: 'unknown-instance' });
+    expect(pool.stats(id)).toMatchObject({ attempts: 2, solved: 1 });
+  });
+
+  it('filters by band after a minimum number of attempts and counts outcomes per arm', () => {
+    const { pool } = freshPool();
+    addSynthetic(pool, 4);
+    const ids = [0, 1, 2, 3].map((index) => makeSyntheticInstance(index).instance_id);
+    const record = (id: string, solved: boolean[]) => solved.forEach((s) => pool.recordAttempt(id, { reward: s ? 3 : 0, solved: s }));
+    record(ids[0] as string, [true, false]);
+    record(ids[1] as string, [false, false]);
+    record(ids[2] as string, [true]);
+    const select = (bands: Parameters<Pool['count']>[0]) => [...pool.listInstances(bands)].map((entry) => ids.indexOf(entry.instance.instance_id)).sort();
+    expect(select({ bands: ['frontier'] })).toEqual([0]);
+    expect(select({ bands: ['too-hard', 'too-easy'] })).toEqual([1, 2]);
+    expect(select({ bands: ['untried'], minAttempts: 2 })).toEqual([2, 3]);
+    expect(pool.count({ bands: [] })).toBe(0);
+    const outcomes = pool.armOutcomes();
+    expect(outcomes.reduce((sum, group) => sum + group.instances, 0)).toBe(4);
+    expect(outcomes.find((group) => group.attempts === 2 && group.solved === 1)?.instances).toBe(1);
+  });
+
+  it('registers, updates and removes repos, and stores rounds', () => {
+    const { pool } = freshPool();
+    expect(pool.putRepo({ repo: 'debian/toolz', spec: 'debian:toolz', weight: 1 })).toBe(true);
+    expect(pool.putRepo({ repo: 'debian/toolz', spec: 'debian:toolz', weight: 2 })).toBe(false);
+    pool.putRepo({ repo: 'a/b', spec: 'a/b@v1', weight: 1 });
+    expect(pool.listRepos().map((repo) => [repo.repo, repo.weight])).toEqual([['a/b', 1], ['debian/toolz', 2]]);
+    expect(pool.removeRepo('a/b@v1')).toBe(true);
+    expect(pool.removeRepo('a/b')).toBe(false);
+    const round = {
+      roundId: 'r1', seed: 1, status: 'running' as const, startedAt: '2026-01-01T00:00:00Z', finishedAt: null, budget: 10, rollouts: 2, minAttempts: 2, solver: 'baseline',
+      plan: [], arms: [], repos: [], bands: { untried: 0, 'too-hard': 0, frontier: 0, 'too-easy': 0 }, newInstances: 0, revisited: 0, rolloutsRun: 0, duplicateOutcomes: 0, tokens: 0, seconds: 0, secondsPerKept: null,
+    };
+    pool.putRound(round);
+    pool.putRound({ ...round, status: 'done' });
+    expect(pool.listRounds()).toEqual([{ ...round, status: 'done' }]);
+    expect(pool.getRound('r1')?.status).toBe('done');
   });
 });

@@ -7,14 +7,21 @@ import { assertSafeId, hashBundle, isAbandonedStaging, isStaging, readBundleDir,
 import { migrateSchema } from './schema.js';
 import type {
   AddResult,
+  ArmOutcomeCount,
   AttemptOutcome,
+  Band,
+  GrowthRound,
+  RecordOnceResult,
+  RegisteredRepo,
   GroupCount,
+  GrowthRow,
   InstanceStats,
   ListOptions,
   OpenPoolOptions,
   PoolEntry,
   PoolFilter,
   Rejection,
+  RejectionCount,
   RejectionKey,
   SpreadRow,
 } from './types.js';
@@ -52,6 +59,22 @@ export interface Pool {
    * the whole selection (zeros on an empty pool). One aggregate query.
    */
   spread(groupBy: GroupColumn | null, filter?: PoolFilter): SpreadRow[];
+  /** The first and last `created_at` of the selection; `null` when it is empty. */
+  createdRange(filter?: PoolFilter): { first: string; last: string } | null;
+  /**
+   * Instances per creation period (`created_at` cut to `periodLength` characters: 10 a day,
+   * 13 an hour, 16 a minute), family and current band, in period order. One aggregate query.
+   */
+  growth(periodLength: number, filter?: PoolFilter): GrowthRow[];
+  /**
+   * Tried instances per solve-rate bin: bin `i` of `bins` holds rates in [i/bins, (i+1)/bins),
+   * the last one 1 too. One aggregate query.
+   */
+  solveRateHistogram(bins: number, filter?: PoolFilter): number[];
+  /** Frontier instances, hardest first (lowest solve rate, then most attempts, then id), at most `limit`. */
+  listFrontier(limit: number, filter?: PoolFilter): PoolEntry[];
+  /** Remembered rejections per repo and reason, most first. */
+  rejectionCounts(): RejectionCount[];
   /**
    * A number that changes whenever another connection (this process or another) commits to
    * the index, and never for this connection's own writes (SQLite's `data_version`). Caches
@@ -64,6 +87,24 @@ export interface Pool {
   /** Stores (or replaces) the task built for a stored instance; throws `store-corrupt` when the instance is unknown. */
   putTask(task: Task): void;
   getTask(id: string): Task | undefined;
+  /**
+   * Adds one scored attempt unless an attempt with this `key` was recorded before (a result
+   * delivered twice counts once); one transaction.
+   */
+  recordAttemptOnce(key: string, id: string, outcome: AttemptOutcome): RecordOnceResult;
+  /** Instance counts per (repo, strategy, attempts, solved): what the growth policy reads. */
+  armOutcomes(): ArmOutcomeCount[];
+  /** Registers a repo for growth rounds, or updates its spec and weight; true when it was new. */
+  putRepo(repo: Omit<RegisteredRepo, 'addedAt'>): boolean;
+  /** Registered repos, by name. */
+  listRepos(): RegisteredRepo[];
+  /** Unregisters a repo (by `owner/name` or by the spec it was added with); false when none matched. Its instances stay. */
+  removeRepo(repoOrSpec: string): boolean;
+  /** Stores a growth round, replacing the stored one with its id. */
+  putRound(round: GrowthRound): void;
+  getRound(id: string): GrowthRound | undefined;
+  /** Stored rounds, oldest first. */
+  listRounds(): GrowthRound[];
   /** Remembers that a candidate was rejected, so a resumed run need not validate it again. */
   markRejected(key: RejectionKey, reason: RejectionReason, detail: string): void;
   getRejection(key: RejectionKey): Rejection | undefined;
@@ -130,6 +171,18 @@ const SPREAD_COLUMNS = `COUNT(*) AS instances,
   SUM(i.reward_sum) AS reward_sum,
   AVG(CASE WHEN i.attempts > 0 THEN CAST(i.solved AS REAL) / i.attempts END) AS mean_solve_rate`;
 
+/** SQL selecting instances in `bands` once they have `minAttempts` attempts (an integer, so inlined). */
+function bandCondition(bands: readonly Band[], minAttempts: number): string {
+  const m = Math.max(1, Math.floor(minAttempts));
+  const sql: Record<Band, string> = {
+    untried: `i.attempts < ${m}`,
+    'too-hard': `(i.attempts >= ${m} AND i.solved = 0)`,
+    frontier: `(i.attempts >= ${m} AND i.solved > 0 AND i.solved < i.attempts)`,
+    'too-easy': `(i.attempts >= ${m} AND i.solved = i.attempts)`,
+  };
+  return bands.length === 0 ? '0' : `(${bands.map((band) => sql[band]).join(' OR ')})`;
+}
+
 function whereClause(filter: PoolFilter, afterId?: string): { sql: string; params: string[] } {
   const conditions: string[] = [];
   const params: string[] = [];
@@ -141,12 +194,16 @@ function whereClause(filter: PoolFilter, afterId?: string): { sql: string; param
     }
   }
   if (filter.hasTask !== undefined) conditions.push(filter.hasTask ? 't.instance_id IS NOT NULL' : 't.instance_id IS NULL');
+  if (filter.bands !== undefined) conditions.push(bandCondition(filter.bands, filter.minAttempts ?? 1));
   if (afterId !== undefined) {
     conditions.push('i.instance_id > ?');
     params.push(afterId);
   }
   return { sql: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params };
 }
+
+/** The band of an instance row; the same boundaries as {@link SPREAD_COLUMNS}. */
+const BAND = `CASE WHEN i.attempts = 0 THEN 'untried' WHEN i.solved = 0 THEN 'too-hard' WHEN i.solved = i.attempts THEN 'too-easy' ELSE 'frontier' END`;
 
 /** Listings join the task table, so filters on it and the entries' tasks come from one query. */
 const FROM = 'FROM instances i LEFT JOIN tasks t ON t.instance_id = i.instance_id';
@@ -342,6 +399,52 @@ class SqlitePool implements Pool {
     return rows.map(toSpread);
   }
 
+  createdRange(filter: PoolFilter = {}): { first: string; last: string } | null {
+    const { sql, params } = whereClause(filter);
+    const row = this.statement(`SELECT MIN(i.created_at) AS first, MAX(i.created_at) AS last ${countFrom(filter)} ${sql}`).get(...params) as {
+      first: string | null;
+      last: string | null;
+    };
+    return row.first === null || row.last === null ? null : { first: row.first, last: row.last };
+  }
+
+  growth(periodLength: number, filter: PoolFilter = {}): GrowthRow[] {
+    const { sql, params } = whereClause(filter);
+    return this.statement(
+      `SELECT substr(i.created_at, 1, ?) AS period, i.family AS family, ${BAND} AS band, COUNT(*) AS count ${countFrom(filter)} ${sql} GROUP BY period, family, band ORDER BY period, family, band`,
+    ).all(periodLength, ...params) as GrowthRow[];
+  }
+
+  solveRateHistogram(bins: number, filter: PoolFilter = {}): number[] {
+    const { sql, params } = whereClause(filter);
+    const tried = sql === '' ? 'WHERE i.attempts > 0' : `${sql} AND i.attempts > 0`;
+    const rows = this.statement(
+      `SELECT MIN(CAST(i.solved * ? / i.attempts AS INTEGER), ? - 1) AS bin, COUNT(*) AS count ${countFrom(filter)} ${tried} GROUP BY bin`,
+    ).all(bins, bins, ...params) as Array<{ bin: number; count: number }>;
+    const counts = Array.from({ length: bins }, () => 0);
+    for (const row of rows) counts[row.bin] = row.count;
+    return counts;
+  }
+
+  listFrontier(limit: number, filter: PoolFilter = {}): PoolEntry[] {
+    const { sql, params } = whereClause(filter);
+    const frontier = `${sql === '' ? 'WHERE' : `${sql} AND`} i.solved > 0 AND i.solved < i.attempts`;
+    // Ranked on the narrow columns first: sorting whole rows would carry every body through the sort.
+    const rows = this.statement(
+      `WITH hardest AS (
+         SELECT i.instance_id, CAST(i.solved AS REAL) / i.attempts AS rate, i.attempts AS tries ${countFrom(filter)} ${frontier}
+         ORDER BY rate, tries DESC, i.instance_id LIMIT ?)
+       SELECT i.instance_id, i.body, i.attempts, i.solved, i.reward_sum, t.body AS task
+       FROM hardest h JOIN instances i ON i.instance_id = h.instance_id LEFT JOIN tasks t ON t.instance_id = i.instance_id
+       ORDER BY h.rate, h.tries DESC, h.instance_id`,
+    ).all(...params, limit) as Array<StatsRow & { instance_id: string; body: string; task: string | null }>;
+    return rows.map((row) => ({ instance: this.parseInstance(row.body, row.instance_id), stats: toStats(row), task: this.parseTask(row.task, row.instance_id) }));
+  }
+
+  rejectionCounts(): RejectionCount[] {
+    return this.statement('SELECT repo, reason, COUNT(*) AS count FROM rejections GROUP BY repo, reason ORDER BY count DESC, repo, reason').all() as RejectionCount[];
+  }
+
   dataVersion(): number {
     return this.statement('PRAGMA data_version').pluck().get() as number;
   }
@@ -375,6 +478,58 @@ class SqlitePool implements Pool {
   getTask(id: string): Task | undefined {
     const row = this.statement('SELECT body FROM tasks WHERE instance_id = ?').get(id) as { body: string } | undefined;
     return row === undefined ? undefined : (this.parseTask(row.body, id) ?? undefined);
+  }
+
+  recordAttemptOnce(key: string, id: string, outcome: AttemptOutcome): RecordOnceResult {
+    return this.db
+      .transaction((): RecordOnceResult => {
+        if (!this.hasInstance(id)) return { status: 'unknown-instance' };
+        const fresh = this.statement('INSERT OR IGNORE INTO recorded_outcomes (outcome_key, instance_id) VALUES (?, ?)').run(key, id).changes > 0;
+        if (!fresh) return { status: 'duplicate' };
+        const stats = this.recordAttempt(id, outcome);
+        return stats === undefined ? { status: 'unknown-instance' } : { status: 'recorded', stats };
+      })
+      .immediate();
+  }
+
+  armOutcomes(): ArmOutcomeCount[] {
+    return this.statement('SELECT repo, strategy, attempts, solved, COUNT(*) AS instances FROM instances GROUP BY repo, strategy, attempts, solved ORDER BY repo, strategy, attempts, solved').all() as ArmOutcomeCount[];
+  }
+
+  putRepo(repo: Omit<RegisteredRepo, 'addedAt'>): boolean {
+    return this.db
+      .transaction((): boolean => {
+        const existed = this.statement('SELECT 1 FROM repos WHERE repo = ?').get(repo.repo) !== undefined;
+        this.statement('INSERT INTO repos (repo, spec, weight, added_at) VALUES (?, ?, ?, ?) ON CONFLICT (repo) DO UPDATE SET spec = excluded.spec, weight = excluded.weight').run(
+          repo.repo,
+          repo.spec,
+          repo.weight,
+          new Date().toISOString(),
+        );
+        return !existed;
+      })
+      .immediate();
+  }
+
+  listRepos(): RegisteredRepo[] {
+    return this.statement('SELECT repo, spec, weight, added_at AS addedAt FROM repos ORDER BY repo').all() as RegisteredRepo[];
+  }
+
+  removeRepo(repoOrSpec: string): boolean {
+    return this.statement('DELETE FROM repos WHERE repo = ? OR spec = ?').run(repoOrSpec, repoOrSpec).changes > 0;
+  }
+
+  putRound(round: GrowthRound): void {
+    this.statement('INSERT OR REPLACE INTO rounds (round_id, started_at, status, body) VALUES (?, ?, ?, ?)').run(round.roundId, round.startedAt, round.status, JSON.stringify(round));
+  }
+
+  getRound(id: string): GrowthRound | undefined {
+    const row = this.statement('SELECT body FROM rounds WHERE round_id = ?').get(id) as { body: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.body) as GrowthRound);
+  }
+
+  listRounds(): GrowthRound[] {
+    return (this.statement('SELECT body FROM rounds ORDER BY started_at, round_id').all() as Array<{ body: string }>).map((row) => JSON.parse(row.body) as GrowthRound);
   }
 
   markRejected(key: RejectionKey, reason: RejectionReason, detail: string): void {

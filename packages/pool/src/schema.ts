@@ -45,6 +45,25 @@ const MIGRATIONS: readonly string[] = [
      body TEXT NOT NULL,
      built_at TEXT NOT NULL
    ) WITHOUT ROWID;`,
+  // Growth (issue 10): the repos rounds grow, the rounds themselves, and the keys of outcomes
+  // already recorded, so an outcome delivered twice (a re-run job) counts once.
+  `CREATE TABLE repos (
+     repo TEXT PRIMARY KEY,
+     spec TEXT NOT NULL,
+     weight REAL NOT NULL,
+     added_at TEXT NOT NULL
+   ) WITHOUT ROWID;
+   CREATE TABLE rounds (
+     round_id TEXT PRIMARY KEY,
+     started_at TEXT NOT NULL,
+     status TEXT NOT NULL,
+     body TEXT NOT NULL
+   ) WITHOUT ROWID;
+   CREATE TABLE recorded_outcomes (
+     outcome_key TEXT PRIMARY KEY,
+     instance_id TEXT NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX instances_by_arm ON instances (repo, strategy, attempts, solved);`,
 ];
 
 /** The schema version this envgen writes. */

@@ -68,19 +68,21 @@ export function makeSyntheticTask(instance: Instance, overrides: Partial<Task> =
 }
 
 /**
- * Fills the pool under `home` with synthetic instances 0…tasked+untasked-1, the first
- * `tasked` with the task `task(instance, index)` (a {@link makeSyntheticTask} by default).
+ * Fills the pool under `home` with synthetic instances 0…tasked+untasked-1 (each with the
+ * fields `overrides(index)` gives), the first `tasked` with the task `task(instance, index)`
+ * (a {@link makeSyntheticTask} by default).
  */
 export function fillSyntheticPool(
   home: string,
   tasked: number,
   untasked = 0,
   task: (instance: Instance, index: number) => Task = (instance) => makeSyntheticTask(instance),
+  overrides: (index: number) => Partial<Instance> = () => ({}),
 ): void {
   const pool = openPool(home);
   try {
     for (let index = 0; index < tasked + untasked; index += 1) {
-      const instance = makeSyntheticInstance(index);
+      const instance = makeSyntheticInstance(index, overrides(index));
       pool.addInstance(instance, makeSyntheticBundle(instance));
       if (index < tasked) pool.putTask(task(instance, index));
     }

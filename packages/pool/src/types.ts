@@ -15,6 +15,10 @@ export interface PoolFilter {
   family?: Instance['family'];
   /** `true`: only instances with a built task; `false`: only those without one. */
   hasTask?: boolean;
+  /** Only instances in these bands, counted after `minAttempts` attempts. */
+  bands?: readonly Band[];
+  /** Attempts before an instance leaves `untried` for a band (default 1). */
+  minAttempts?: number;
 }
 
 /** A filter with a window, for {@link Pool.listInstances}. Rows come in `instance_id` order. */
@@ -105,4 +109,116 @@ export interface SpreadRow {
   meanReward: number | null;
   /** Mean of the tried instances' solve rates (each instance counts once); `null` when none was tried. */
   meanSolveRate: number | null;
+}
+
+/** An instance's difficulty band once it has enough attempts (DESIGN.md "Growth round"). */
+export type Band = 'untried' | 'too-hard' | 'frontier' | 'too-easy';
+
+/** Every band, in order of difficulty. */
+export const BANDS: readonly Band[] = ['untried', 'too-hard', 'frontier', 'too-easy'];
+
+/** A repo registered for growth rounds. */
+export interface RegisteredRepo {
+  /** `owner/name`, as in instance ids. */
+  repo: string;
+  /** What acquires it: `debian:toolz`, `owner/name@sha`, a git URL or a directory. */
+  spec: string;
+  /** Multiplies the repo's share of a round's sampled budget (default 1). */
+  weight: number;
+  addedAt: string;
+}
+
+/** One arm's plan in a stored round: its candidates and why. */
+export interface RoundArmPlan {
+  repo: string;
+  strategy: string;
+  candidates: number;
+  floor: number;
+  pBest: number;
+  value: number;
+  reason: string;
+}
+
+/** What a round's injection did on one arm. */
+export interface RoundArmResult {
+  repo: string;
+  strategy: string;
+  candidates: number;
+  /** New instances. */
+  kept: number;
+  /** Candidates whose instance the pool already held. */
+  known: number;
+  rejected: number;
+}
+
+/** How one repo fared in a round. */
+export interface RoundRepoResult {
+  repo: string;
+  newInstances: number;
+  tasksBuilt: number;
+  rollouts: number;
+  /** Why its jobs failed (after their retries), or null. */
+  failed: string | null;
+  /** Wall seconds of its injection shards, summed. */
+  injectSeconds: number;
+}
+
+/** A growth round as stored in the pool: its plan, why, and what it produced. */
+export interface GrowthRound {
+  roundId: string;
+  seed: number;
+  status: 'running' | 'done' | 'failed';
+  startedAt: string;
+  finishedAt: string | null;
+  budget: number;
+  /** Rollouts per instance. */
+  rollouts: number;
+  minAttempts: number;
+  /** `baseline`, or the agent's model. */
+  solver: string;
+  plan: RoundArmPlan[];
+  arms: RoundArmResult[];
+  repos: RoundRepoResult[];
+  /** The round's new instances per band after its rollouts. */
+  bands: Record<Band, number>;
+  newInstances: number;
+  /** Instances from earlier rounds that the round's solver ran on again. */
+  revisited: number;
+  rolloutsRun: number;
+  /** Outcomes the writer skipped because they were recorded already (a job delivered twice). */
+  duplicateOutcomes: number;
+  tokens: number;
+  seconds: number;
+  secondsPerKept: number | null;
+}
+
+/** What {@link Pool.recordAttemptOnce} did. */
+export type RecordOnceResult = { status: 'recorded'; stats: InstanceStats } | { status: 'duplicate' } | { status: 'unknown-instance' };
+
+/** How many of an arm's instances have these attempts and solves. */
+export interface ArmOutcomeCount {
+  repo: string;
+  strategy: string;
+  attempts: number;
+  solved: number;
+  instances: number;
+}
+
+/** Where an instance stands for the curriculum: before its first attempt, at solve rate 0, strictly between 0 and 1, or at 1. */
+export type DifficultyBand = Band;
+
+/** Instances created in one period, of one family, standing in one band now. */
+export interface GrowthRow {
+  /** `created_at` cut to the period's length: `2025-01-01` (a day), `2025-01-01T10` (an hour), `2025-01-01T10:05` (a minute). */
+  period: string;
+  family: string;
+  band: DifficultyBand;
+  count: number;
+}
+
+/** Remembered rejections of one repo for one reason. */
+export interface RejectionCount {
+  repo: string;
+  reason: string;
+  count: number;
 }

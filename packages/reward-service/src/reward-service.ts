@@ -1,7 +1,9 @@
 import { injectorReward, isSolved, localizationReward } from '@envgen/rewards';
 import type { IsSolvedOptions, LocalizationReward, SolveLevel } from '@envgen/rewards';
 import type { FileChanges } from '@envgen/core';
-import type { InstanceStats, Pool } from '@envgen/pool';
+import type { DifficultyBand, InstanceStats, Pool } from '@envgen/pool';
+
+export type { DifficultyBand } from '@envgen/pool';
 import { DEFAULT_INJECTOR_ALPHA } from '@envgen/rewards';
 import { createGoldCache } from './gold-cache.js';
 import type { GoldCacheOptions } from './gold-cache.js';
@@ -18,9 +20,6 @@ export interface ApiError {
 
 /** The result of one service operation. */
 export type ServiceResult<T> = { ok: true; value: T } | { ok: false; error: ApiError };
-
-/** Where an instance stands: before its first attempt, never solved, sometimes solved, always solved. */
-export type DifficultyBand = 'untried' | 'too-hard' | 'frontier' | 'too-easy';
 
 /** `GET /v1/instances/:id/stats`, and the `stats` of a recorded outcome. */
 export interface StatsBody {

@@ -1,7 +1,7 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { EnvgenError, describeError, silentLogger } from '@envgen/core';
+import { EnvgenError, describeError, nodeIdFile, silentLogger } from '@envgen/core';
 import type { Instance, Logger, ProblemStatement, ProblemStatementKind, Task, TokenUsage } from '@envgen/core';
 import type { Pool } from '@envgen/pool';
 import type { Profile } from '@envgen/repo';
@@ -14,7 +14,7 @@ import type { IssueWriterOptions } from './issue-statement.js';
 import { readFileOrNull } from './read-file.js';
 import { hideSourceFrames, makeSelfPlayStatement, makeTestsStatement } from './statements.js';
 import type { FailingTest } from './statements.js';
-import { extractTestSource, nodeIdFile } from './test-source.js';
+import { extractTestSource } from './test-source.js';
 
 /** Failing tests run to capture failure output: a few show the bug, more only cost time. */
 const FAILING_TESTS_RUN = 3;

@@ -124,4 +124,21 @@ describe('instance environments', () => {
     rmSync(task.environment.mirror, { recursive: true });
     await expect(materializeInstance(task, join(tempDir('envgen-co-'), 'w'))).rejects.toThrow(/envgen tasks/);
   });
+
+  it('lets parallel task lanes add their checkouts to one mirror at once without losing any', async () => {
+    const home = tempDir('envgen-home-');
+    const sources = Array.from({ length: 6 }, () => makeRepo());
+    const built = await Promise.all(
+      sources.map((source, index) =>
+        buildInstanceEnvironment({ home, repo: 'o/calc', commit: source.commit, sourceGitDir: join(source.dir, '.git'), instanceId: `o__calc.12345678.x__0000000${index}`, patch: PATCH }),
+      ),
+    );
+    const alternates = readFileSync(join(built[0]?.mirror ?? '', 'objects', 'info', 'alternates'), 'utf8').trim().split('\n');
+    expect(alternates).toHaveLength(sources.length);
+    for (const [index, environment] of built.entries()) {
+      const checkout = join(tempDir('envgen-co-'), 'work');
+      await materializeInstance({ instance_id: `o__calc.12345678.x__0000000${index}`, environment } as Task, checkout);
+      expect(readFileSync(join(checkout, 'pkg', 'calc.py'), 'utf8')).toBe(BUGGY);
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnvgenError } from '@envgen/core';
@@ -18,7 +19,7 @@ export interface BuildInstanceEnvironmentOptions {
   repo: string;
   /** The clean base commit. */
   commit: string;
-  /** A git directory holding the base commit (the repo's mirror or a checkout's `.git`). */
+  /** A git directory holding the base commit (the repo's mirror, a checkout's `.git`, or a local repo's working directory). */
   sourceGitDir: string;
   instanceId: string;
   /** The bug diff, clean → buggy. */
@@ -34,6 +35,10 @@ async function git(gitDir: string, args: string[], options: { input?: string; en
   return runGitWithInput(['--git-dir', gitDir, ...args], options);
 }
 
+/** How long a lock on the alternates file may stand before it counts as left by a killed process. */
+const STALE_LOCK_MS = 30_000;
+const LOCK_ATTEMPTS = 2_000;
+
 /**
  * Creates the mirror if needed and makes the base commit's objects reachable from it through
  * `objects/info/alternates` (nothing is copied). The mirror itself is never handed to an agent:
@@ -41,18 +46,56 @@ async function git(gitDir: string, args: string[], options: { input?: string; en
  */
 async function ensureMirror(mirror: string, sourceGitDir: string): Promise<void> {
   if (!existsSync(join(mirror, 'HEAD'))) {
+    // Initialized aside and renamed into place: lanes that race here leave one mirror, not a
+    // half-initialized one (two `git init`s in one directory fail on each other's config lock).
     await mkdir(join(mirror, '..'), { recursive: true });
-    await runGitWithInput(['init', '--quiet', '--bare', '--template=', mirror]);
+    const fresh = await mkdtemp(`${mirror}.init-`);
+    try {
+      await runGitWithInput(['init', '--quiet', '--bare', '--template=', fresh]);
+      await rename(fresh, mirror).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+      });
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
   }
-  const objects = (await git(sourceGitDir, ['rev-parse', '--path-format=absolute', '--git-path', 'objects'])).trim();
+  // -C, not --git-dir: a local repo's mirror is its working directory, whose git dir is inside it.
+  const objects = (await runGitWithInput(['-C', sourceGitDir, 'rev-parse', '--path-format=absolute', '--git-path', 'objects'])).trim();
   const alternatesFile = join(mirror, 'objects', 'info', 'alternates');
-  const current = existsSync(alternatesFile) ? (await readFile(alternatesFile, 'utf8')).split('\n').filter((line) => line !== '') : [];
-  if (current.includes(objects)) return;
+  const listed = async (): Promise<string[]> => (existsSync(alternatesFile) ? (await readFile(alternatesFile, 'utf8')).split('\n').filter((line) => line !== '') : []);
+  if ((await listed()).includes(objects)) return;
   await mkdir(join(mirror, 'objects', 'info'), { recursive: true });
-  // Written beside and renamed, so a concurrent reader never sees half a file.
-  const staging = `${alternatesFile}.${process.pid}.tmp`;
-  await writeFile(staging, `${[...current, objects].join('\n')}\n`);
-  await rename(staging, alternatesFile);
+  // Git's own lockfile protocol: whoever creates `alternates.lock` exclusively reads, writes
+  // the new list into the lock and renames it over the file. Task lanes of one process and
+  // other processes add their lines one at a time, so none is lost and no reader sees half a file.
+  const lock = `${alternatesFile}.lock`;
+  for (let attempt = 0; ; attempt += 1) {
+    const handle = await open(lock, 'wx').catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+      // A lock left by a killed process: nothing else holds one for more than a moment.
+      const age = Date.now() - ((await stat(lock).catch(() => null))?.mtimeMs ?? Date.now());
+      if (age > STALE_LOCK_MS) await rm(lock, { force: true });
+      return null;
+    });
+    if (handle === null) {
+      if (attempt >= LOCK_ATTEMPTS) throw new EnvgenError('store-corrupt', `${lock} stayed locked; if no envgen process is running, remove it and retry`);
+      await sleep(10 + Math.min(attempt, 40) * 5);
+      continue;
+    }
+    let renamed = false;
+    try {
+      const current = await listed();
+      if (current.includes(objects)) return;
+      await handle.writeFile(`${[...current, objects].join('\n')}\n`);
+      await handle.close();
+      await rename(lock, alternatesFile);
+      renamed = true;
+      return;
+    } finally {
+      await handle.close().catch(() => undefined);
+      if (!renamed) await rm(lock, { force: true });
+    }
+  }
 }
 
 /**

@@ -9,4 +9,4 @@ export { DEFAULT_ISSUE_EXAMPLES, findLeak, fixRevealingStrings, writeIssueStatem
 export type { IssueStatementInput, IssueWriterOptions, WrittenIssue } from './issue-statement.js';
 export { SELF_PLAY_INSTRUCTION, hideSourceFrames, makeSelfPlayStatement, makeTestsStatement, trimMiddle } from './statements.js';
 export type { FailingTest, TestsStatementOptions } from './statements.js';
-export { extractTestSource, nodeIdFile } from './test-source.js';
+export { extractTestSource } from './test-source.js';

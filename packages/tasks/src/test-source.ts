@@ -1,9 +1,5 @@
+import { nodeIdFile, parseNodeId } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
-
-/** The file part of a pytest node id (`tests/test_x.py::TestA::test_b[1]` → `tests/test_x.py`). */
-export function nodeIdFile(nodeId: string): string {
-  return nodeId.split('::')[0] ?? nodeId;
-}
 
 /**
  * The source of the test a pytest node id names, cut from `source` (the test file) with
@@ -12,9 +8,9 @@ export function nodeIdFile(nodeId: string): string {
  * (e.g. a doctest).
  */
 export function extractTestSource(source: string, nodeId: string): string | null {
-  const parts = nodeId.split('::').slice(1);
-  if (parts.length === 0) return null;
-  const qualifiedName = parts.map((part) => part.replace(/\[.*\]$/s, '')).join('.');
+  const parts = parseNodeId(nodeId);
+  if (parts === null) return null;
+  const qualifiedName = [...parts.classes, parts.name].join('.');
   const { entities } = extractEntities(source, nodeIdFile(nodeId));
   const simpleName = qualifiedName.split('.').at(-1);
   const entity =
