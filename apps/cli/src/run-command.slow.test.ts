@@ -16,6 +16,7 @@ import type { ScriptedOpenAI } from '../../../test/support/scripted-openai.js';
 import { createProgress } from './progress.js';
 import { runRun } from './run-command.js';
 import { runCli } from './run-cli.test-support.js';
+import { readRuns } from './run-records.js';
 
 const quiet = createProgress({ quiet: true });
 
@@ -94,6 +95,7 @@ describe('envgen run', () => {
     const report = await runRun({ solver: 'baseline', attempts: 2 }, settings, silentLogger, quiet);
     expect(report).toMatchObject({ solver: 'baseline', model: null, instances: 2, rollouts: 4, scored: 4, errors: 0, meanReward: 3, solveRate: 1 });
     expect(report.levels).toEqual({ file: 1, module: 1, entity: 1 });
+    expect(readRuns(home, 'solver')).toEqual([expect.objectContaining({ runId: report.runId, solver: 'baseline', model: null, scored: 4, levels: report.levels })]);
     expect(report.trajectories).toBe(join(home, 'rollouts', `${report.runId}.jsonl`));
     const trajectories = readTrajectories(report.trajectories);
     expect(trajectories.map((t) => t.instance_id).sort()).toEqual([tasks[0]?.instance_id, tasks[0]?.instance_id, tasks[1]?.instance_id, tasks[1]?.instance_id].sort());

@@ -1,5 +1,9 @@
-export { DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_MAX_TURNS, MAX_COMMAND_TIMEOUT_S, formatTerminalObservation, runAgentRollout } from './agent-rollout.js';
-export type { AgentRolloutOptions, RolloutTask } from './agent-rollout.js';
+export { DEFAULT_COMMAND_TIMEOUT_S, DEFAULT_MAX_TURNS, MAX_COMMAND_TIMEOUT_S, formatTerminalObservation, runAgentRollout, runTerminalCall } from './agent-rollout.js';
+export type { AgentRolloutOptions, RolloutTask, TerminalCallOptions } from './agent-rollout.js';
+export { argumentsRecord, runEpisode } from './episode.js';
+export type { Episode, EpisodeEnd, EpisodeLimits, RunEpisodeOptions, ToolOutcome } from './episode.js';
+export { EDITOR_COMMANDS, STR_REPLACE_EDITOR_TOOL, STR_REPLACE_EDITOR_TOOL_NAME, openFileEditor } from './file-editor.js';
+export type { EditorCommand, EditorRead, FileEditor, OpenFileEditorOptions } from './file-editor.js';
 export { parseHermesToolCalls, renderHermesToolsSection } from './hermes.js';
 export type { ParsedText, TextToolCall } from './hermes.js';
 export { createModelClient } from './model-client.js';
