@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
 import { silentLogger } from '@envgen/core';
-import { fillSyntheticPool, makeSyntheticInstance, scratchBase } from '@envgen/pool/test-support';
+import { openPool } from '@envgen/pool';
+import { fillSyntheticPool, makeSyntheticBundle, makeSyntheticInstance, scratchBase } from '@envgen/pool/test-support';
 import { main } from './main.js';
 import { readServeFlags, runServe } from './serve-command.js';
 
@@ -47,6 +48,35 @@ describe('runServe', () => {
     try {
       expect((await fetch(`${server.url}/v1/health`)).status).toBe(401);
       expect((await fetch(`${server.url}/v1/health`, { headers: { authorization: 'Bearer from-env' } })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('GET /report', () => {
+  it('serves the pool report as it is now, behind the token, with a policy that forbids requests', async () => {
+    const home = makeHome();
+    const settings = resolveConfig({ env: { HOME: home }, flags: { home } });
+    const server = await runServe({ ...readServeFlags({ port: '0', token: 'tok' }, {}), handleSignals: false }, settings, silentLogger);
+    const auth = { authorization: 'Bearer tok' };
+    try {
+      expect((await fetch(`${server.url}/report`)).status).toBe(401);
+      const response = await fetch(`${server.url}/report`, { headers: auth });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(response.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src data:");
+      expect(await response.text()).toContain('<td class="num" data-field="instances" data-value="1">1</td>');
+      // A new instance shows on the next request.
+      const pool = openPool(home);
+      const instance = makeSyntheticInstance(1);
+      pool.addInstance(instance, makeSyntheticBundle(instance));
+      pool.close();
+      expect(await (await fetch(`${server.url}/report`, { headers: auth })).text()).toContain('<tr data-group="total" data-key="all"><td>all</td><td class="num" data-field="instances" data-value="2">2</td>');
+      const post = await fetch(`${server.url}/report`, { method: 'POST', headers: auth, body: '{}' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET');
+      expect(((await (await fetch(`${server.url}/nothing`, { headers: auth })).json()) as { error: { message: string } }).error.message).toMatch(/GET \/report$/);
     } finally {
       await server.close();
     }

@@ -36,6 +36,12 @@ export interface RewardServerOptions {
   shutdownTimeoutMs?: number;
   /** Gets one `request` line per request (method, path, status, ms, instance_id) and the lifecycle lines. */
   logger?: Logger;
+  /**
+   * HTML pages served on GET beside the API, by path (e.g. `/report`), each rendered anew per
+   * request, behind the same token. They are sent with a content security policy that allows
+   * no script and no request: a page must hold everything it shows.
+   */
+  pages?: Record<string, () => Promise<string>>;
 }
 
 /** A running reward server. */
@@ -71,6 +77,7 @@ interface Route {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
+const PAGE_HEADERS = { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src data:" } as const;
 const STATS_PATH = /^\/v1\/instances\/([^/]+)\/stats$/;
 
 function errorReply(error: ApiError, instanceId?: string): Reply {
@@ -241,6 +248,16 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
   const authorized = makeAuthorizer(options.token);
   let closing = false;
 
+  const pages = new Map(Object.entries(options.pages ?? {}));
+
+  const sendPage = (response: ServerResponse, started: number, request: IncomingMessage, path: string, html: string): void => {
+    const headers: Record<string, string | number> = { ...PAGE_HEADERS, 'content-length': Buffer.byteLength(html) };
+    if (closing) headers['connection'] = 'close';
+    response.writeHead(200, headers);
+    response.end(html);
+    logger.info('request', { method: request.method, path, status: 200, ms: Math.round((performance.now() - started) * 1000) / 1000 });
+  };
+
   const send = (response: ServerResponse, started: number, request: IncomingMessage, path: string, result: Reply, extra: Record<string, string> = {}): void => {
     const text = JSON.stringify(result.body);
     const headers: Record<string, string | number> = { ...JSON_HEADERS, 'content-length': Buffer.byteLength(text), ...extra };
@@ -268,6 +285,12 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
       });
       return;
     }
+    const page = pages.get(path);
+    if (page !== undefined) {
+      if (request.method === 'GET') sendPage(response, started, request, path, await page());
+      else send(response, started, request, path, errorReply({ status: 405, code: 'method-not-allowed', message: `${path} takes GET, not ${request.method ?? '?'}` }), { allow: 'GET' });
+      return;
+    }
     let route = routes.get(path);
     const params: RouteParams = {};
     if (route === undefined) {
@@ -283,7 +306,7 @@ export async function startRewardServer(options: RewardServerOptions): Promise<R
       }
     }
     if (route === undefined) {
-      send(response, started, request, path, errorReply({ status: 404, code: 'not-found', message: `no endpoint ${path}; see GET /v1/health, POST /v1/score, /v1/score/batch, /v1/injector-reward, /v1/outcomes, GET /v1/instances/:id/stats` }));
+      send(response, started, request, path, errorReply({ status: 404, code: 'not-found', message: `no endpoint ${path}; see GET /v1/health, POST /v1/score, /v1/score/batch, /v1/injector-reward, /v1/outcomes, GET /v1/instances/:id/stats${[...pages.keys()].map((page) => `, GET ${page}`).join('')}` }));
       return;
     }
     if (request.method !== route.method) {
