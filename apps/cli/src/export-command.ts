@@ -3,8 +3,8 @@ import { EnvgenError } from '@envgen/core';
 import type { Logger, StrategyFamily } from '@envgen/core';
 import { EXPORT_FORMATS, exportPool } from '@envgen/export';
 import type { ExportFilter, ExportFormat, ExportResult } from '@envgen/export';
-import { openPool } from '@envgen/pool';
-import type { GroupCount } from '@envgen/pool';
+import { BANDS, openPool } from '@envgen/pool';
+import type { Band, GroupCount } from '@envgen/pool';
 import type { Progress } from './progress.js';
 
 /** The strategy families `--family` accepts. */
@@ -19,6 +19,9 @@ export interface ExportOptions {
   repo?: string;
   strategy?: string;
   family?: StrategyFamily;
+  /** Only instances in these difficulty bands (after `minAttempts` attempts, default 1). */
+  bands?: Band[];
+  minAttempts?: number;
   /** hf: rows per Parquet file (default 10 000). */
   shardRows?: number;
 }
@@ -39,6 +42,18 @@ export interface ExportReport {
   /** One entry per format, in the order asked. */
   formats: Array<Pick<ExportResult, 'format' | 'layout' | 'files' | 'exported' | 'seconds'>>;
   examples: ExportResult['examples'];
+}
+
+/** Parses `--band`: a comma-separated list of difficulty bands. */
+export function parseBands(value: string): Band[] {
+  const bands: Band[] = [];
+  for (const name of value.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const band = BANDS.find((known) => known === name);
+    if (band === undefined) throw new EnvgenError('usage', `unknown band ${JSON.stringify(name)}; use ${BANDS.join(', ')}`);
+    if (!bands.includes(band)) bands.push(band);
+  }
+  if (bands.length === 0) throw new EnvgenError('usage', `--band needs at least one of ${BANDS.join(', ')}`);
+  return bands;
 }
 
 /** Parses `--format`: a comma-separated list of formats, or `all`. */
@@ -68,6 +83,8 @@ export async function runExport(options: ExportOptions, settings: Settings, logg
     ...(options.repo === undefined ? {} : { repo: options.repo }),
     ...(options.strategy === undefined ? {} : { strategy: options.strategy }),
     ...(options.family === undefined ? {} : { family: options.family }),
+    ...(options.bands === undefined ? {} : { bands: options.bands }),
+    ...(options.minAttempts === undefined ? {} : { minAttempts: options.minAttempts }),
   };
   const pool = openPool(settings.home, { logger });
   try {
@@ -119,7 +136,7 @@ function plural(count: number, word: string): string {
 /** Why nothing was exported, with what to do; `undefined` when something was. */
 export function explainEmptyExport(report: ExportReport): string | undefined {
   if (report.exported > 0) return undefined;
-  const filtered = [report.filter.repo && `repo ${report.filter.repo}`, report.filter.strategy && `strategy ${report.filter.strategy}`, report.filter.family && `family ${report.filter.family}`]
+  const filtered = [report.filter.repo && `repo ${report.filter.repo}`, report.filter.strategy && `strategy ${report.filter.strategy}`, report.filter.family && `family ${report.filter.family}`, report.filter.bands && `band ${report.filter.bands.join(' or ')}`]
     .filter(Boolean)
     .join(', ');
   if (report.matching === 0) {

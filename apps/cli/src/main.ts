@@ -4,15 +4,21 @@ import { createContext } from './context.js';
 import type { GlobalOptions } from './context.js';
 import { formatCheckReport, runCheck } from './check-command.js';
 import { runEnv } from './env-command.js';
-import { FAMILY_CHOICES, explainEmptyExport, formatExportReport, parseFormats, runExport } from './export-command.js';
+import { FAMILY_CHOICES, explainEmptyExport, formatExportReport, parseBands, parseFormats, runExport } from './export-command.js';
+import type { Band } from '@envgen/pool';
 import type { ExportFormat } from '@envgen/export';
 import type { StrategyFamily } from '@envgen/core';
 import { formatInjectReport, runInject } from './inject-command.js';
+import { registerGrowCommands } from './grow-program.js';
 import { formatEnvReport, verdict } from './format-env.js';
 import { formatPoolList, runPoolList } from './pool-command.js';
+import { formatRepairReport, runRepairRun } from './repair-command.js';
+import { formatSelfPlayReport, readSelfPlayFlags, runSelfPlayCommand } from './selfplay-command.js';
+import type { SelfPlayFlags } from './selfplay-command.js';
 import { formatRunReport, runRun } from './run-command.js';
 import type { RunOptions } from './run-command.js';
 import { formatPoolStats, runPoolStats } from './pool-stats.js';
+import { formatReportSummary, runReport } from './report-command.js';
 import { DEFAULT_SERVE_PORT, SOLVE_LEVELS, createServiceLogger, readServeFlags, readSolveFlags, runServe } from './serve-command.js';
 import type { ServeFlags } from './serve-command.js';
 import { createProgress } from './progress.js';
@@ -81,6 +87,12 @@ function statementOptions(flags: StatementFlags): StatementOptions {
 function parseCount(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a non-negative integer');
   return Number(value);
+}
+
+function parseFloatAtLeastZero(value: string): number {
+  const x = Number(value);
+  if (value.trim() === '' || !Number.isFinite(x) || x < 0) throw new InvalidArgumentError('expected a number >= 0');
+  return x;
 }
 
 function buildProgram(io: Io, setExit: (code: number) => void): Command {
@@ -180,6 +192,19 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
       const { settings, logger } = createContext(options, io.env);
       const report = await runPoolStats({ repo: options.repo, strategy: options.strategy }, settings, logger);
       io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatPoolStats(report)}\n`);
+    });
+
+  addGlobalOptions(
+    program
+      .command('report')
+      .description('Write the pool report: one self-contained HTML file (static SVG charts, no script, no network) with the difficulty spread, pool growth, yield, solvers, growth rounds, validation speed and the frontier. envgen serve serves it live at /report.')
+      .option('--out <file>', 'HTML file to write', 'report.html'),
+  )
+    .addHelpText('after', '\nExamples:\n  $ envgen report --out report.html\n  $ envgen report --home /data/envgen --out artifacts/pool.html --json')
+    .action(async (options: GlobalOptions & { out: string }) => {
+      const { settings, logger } = createContext(options, io.env);
+      const report = await runReport({ out: options.out }, settings, logger);
+      io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatReportSummary(report)}\n`);
     });
 
   addGlobalOptions(
@@ -320,24 +345,21 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
         .option('--strategy <name>', 'only instances made by this strategy')
         .option('--limit <n>', 'instances to run at most (default: all with a task)', parseCount)
         .option('--attempts <n>', 'rollouts per instance', parseCount, 1)
+        .addOption(new Option('--task <task>', 'localization: find the code to change (scored 0-3); repair: fix it (terminal, str_replace_editor, submit; scored ±1 by the tests in a fresh sandbox; needs --repo REPO as inject took it)').choices(['localization', 'repair']).default('localization'))
         .addOption(new Option('--solver <solver>', 'agent: a model through --base-url; baseline: BM25, no model').choices(['agent', 'baseline']).default('agent'))
         .option('--base-url <url>', 'OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: the OpenAI API)')
         .option('--model <name>', 'model name the endpoint serves')
         .option('--api-key <key>', 'API key of the endpoint (env OPENAI_API_KEY)')
         .addOption(new Option('--tool-format <format>', 'native tools, Hermes <tool_call> text in the prompt, or auto (native, falling back to text)').choices(['auto', 'native', 'hermes']))
-        .option('--temperature <x>', 'sampling temperature (default: the server\'s)', (value: string) => {
-          const x = Number(value);
-          if (value.trim() === '' || !Number.isFinite(x) || x < 0) throw new InvalidArgumentError('expected a number >= 0');
-          return x;
-        })
-        .option('--max-turns <n>', 'model calls per episode', parseCount, 4)
+        .option('--temperature <x>', 'sampling temperature (default: the server\'s)', parseFloatAtLeastZero)
+        .option('--max-turns <n>', 'model calls per episode (default 4 for localization, 30 for repair)', parseCount)
         .option('--concurrency <n>', 'rollouts at once (default: 8 for the agent, the cores for the baseline)', parseCount)
         .option('--out <dir>', 'directory of the <run-id>.jsonl trajectory file (default: <home>/rollouts)'),
     ),
   )
     .addHelpText(
       'after',
-      '\nEach rollout is scored against the gold localization (file + module + entity F1, 0-3) and recorded in the pool (solved when entity F1 is 1, or as --solved-by says).\nRollouts whose model endpoint failed are written but not recorded.\n\nExamples:\n  $ envgen run --base-url http://localhost:8000/v1 --model OpenHands/CodeScout-1.7B\n  $ envgen run --solver baseline --repo debian/toolz --json\n  $ envgen run --base-url http://gpu:8000/v1 --model Qwen/Qwen3-8B --tool-format hermes --attempts 4 --concurrency 16 --out rollouts/',
+      '\nEach rollout is scored against the gold localization (file + module + entity F1, 0-3) and recorded in the pool (solved when entity F1 is 1, or as --solved-by says).\nRollouts whose model endpoint failed are written but not recorded.\n\nExamples:\n  $ envgen run --base-url http://localhost:8000/v1 --model OpenHands/CodeScout-1.7B\n  $ envgen run --solver baseline --repo debian/toolz --json\n  $ envgen run --base-url http://gpu:8000/v1 --model Qwen/Qwen3-8B --tool-format hermes --attempts 4 --concurrency 16 --out rollouts/\n  $ envgen run --task repair --repo debian:toolz --base-url http://localhost:8000/v1 --model Qwen/Qwen3-8B --attempts 8',
     )
     .action(
       async (
@@ -352,7 +374,8 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
           apiKey?: string;
           toolFormat?: RunOptions['toolFormat'];
           temperature?: number;
-          maxTurns: number;
+          maxTurns?: number;
+          task: 'localization' | 'repair';
           concurrency?: number;
           out?: string;
           solvedBy?: string;
@@ -362,8 +385,16 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
         const { settings, logger } = createContext(options, io.env);
         const progress = createProgress({ quiet: options.json === true });
         try {
-          if (options.maxTurns < 1) throw new EnvgenError('usage', '--max-turns must be at least 1');
+          if (options.maxTurns !== undefined && options.maxTurns < 1) throw new EnvgenError('usage', '--max-turns must be at least 1');
           const { repo, strategy, limit, attempts, solver, baseUrl, model, apiKey, toolFormat, temperature, maxTurns, concurrency, out } = options;
+          if (options.task === 'repair') {
+            if (solver === 'baseline') throw new EnvgenError('usage', '--task repair has no baseline solver: pass --model and --base-url');
+            const report = await runRepairRun({ repo, strategy, limit, attempts, baseUrl, model, apiKey, toolFormat, temperature, maxTurns, out, ...(concurrency === undefined ? {} : { concurrency: Math.max(1, concurrency) }) }, settings, logger, progress, io.env);
+            progress.stop();
+            io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatRepairReport(report)}\n`);
+            if (report.scored === 0) setExit(EXIT.failed);
+            return;
+          }
           const solvedBy = readSolveFlags(options);
           const run: RunOptions = { repo, strategy, limit, attempts, solver, baseUrl, model, apiKey, toolFormat, temperature, maxTurns, out, solvedBy };
           if (concurrency !== undefined) run.concurrency = Math.max(1, concurrency);
@@ -379,6 +410,46 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   addGlobalOptions(
     program
+      .command('selfplay')
+      .description("Self-play on a repo: an LLM injector writes bug bundles (checked with the seven checks; -1 when one fails), a group of repair rollouts runs on each accepted one (+1/-1 by the tests), the solve rate gives the injector reward, failed repairs become order-2 instances; trajectories of both roles go to JSONL.")
+      .requiredOption('--repo <repo>', 'owner/name[@ref], a git URL, a local directory, or debian:SOURCE[=VERSION]')
+      .option('--base-url <url>', 'OpenAI-compatible endpoint of the model playing both roles, e.g. http://localhost:8000/v1')
+      .option('--model <name>', 'model name the endpoint serves')
+      .option('--api-key <key>', 'API key of the endpoint (env OPENAI_API_KEY)')
+      .addOption(new Option('--tool-format <format>', 'native tools, Hermes <tool_call> text in the prompt, or auto').choices(['auto', 'native', 'hermes']))
+      .option('--rounds <n>', 'injector episodes', parseCount, 1)
+      .option('--group <n>', 'repair rollouts per accepted bundle', parseCount, 8)
+      .option('--seed <n>', 'seed of the strategy mix', parseCount, 0)
+      .option('--alpha <x>', 'the injector reward\'s α (default 0.8)', parseFloatAtLeastZero)
+      .option('--strategies <names>', 'injector strategies to mix: removal, history, direct (default all)')
+      .option('--bundles <dir>', 'bundles made by another injector (a bundle dir, or a dir of them such as export --format ssr): no LLM injects, the solver side runs on them')
+      .option('--injector-max-turns <n>', 'model calls per injector episode (default 40)', parseCount)
+      .option('--solver-max-turns <n>', 'model calls per repair episode (default 30)', parseCount)
+      .option('--max-tokens <n>', 'tokens per episode, either role', parseCount)
+      .option('--wall-time <s>', 'seconds per episode, either role', parseCount)
+      .option('--concurrency <n>', 'repair rollouts at once (default 4)', parseCount)
+      .option('--out <dir>', 'directory of the <run-id>.jsonl trajectory file (default: <home>/rollouts)')
+      .option('--no-tasks', 'do not build tasks for the new instances'),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ envgen selfplay --repo debian:toolz --base-url http://host:8000/v1 --model M --rounds 4 --group 8\n  $ envgen selfplay --repo debian:toolz --bundles data/ssr --base-url http://host:8000/v1 --model M --group 4 --json',
+    )
+    .action(async (options: GlobalOptions & SelfPlayFlags) => {
+      const { settings, logger } = createContext(options, io.env);
+      const progress = createProgress({ quiet: options.json === true });
+      try {
+        const report = await runSelfPlayCommand(readSelfPlayFlags(options), settings, logger, progress, io.env);
+        progress.stop();
+        io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatSelfPlayReport(report)}\n`);
+        if (report.rounds.every((round) => !round.checksPassed) || (report.tasks !== null && report.tasks.failed.length > 0)) setExit(EXIT.failed);
+      } finally {
+        progress.stop();
+      }
+    });
+
+  addGlobalOptions(
+    program
       .command('export')
       .description('Write the instances that have a task as a dataset: SWE-smith JSONL, CodeScout rows, SSR bundle directories, or Hugging Face Parquet shards with a dataset card.')
       .requiredOption('--format <formats>', 'comma-separated: swesmith, codescout, ssr, hf, or all', parseFormats)
@@ -386,18 +457,20 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
       .option('--repo <owner/name>', 'only instances of this repo')
       .option('--strategy <name>', 'only instances made by this strategy')
       .addOption(new Option('--family <family>', 'only instances of this strategy family').choices([...FAMILY_CHOICES]))
+      .option('--band <bands>', 'only instances in these difficulty bands: untried, too-hard, frontier, too-easy (comma-separated)', parseBands)
+      .option('--min-attempts <n>', 'attempts before an instance leaves untried for a band (default 1)', parseCount)
       .option('--shard-rows <n>', 'hf: rows per Parquet file', parseCount, 10_000),
   )
     .addHelpText(
       'after',
-      '\nOnly instances with a task (envgen tasks) are exported, in instance_id order, and no patch twice.\nFiles are written under --out and renamed into place: an interrupted export leaves no half file.\nExit code: 0 when instances were exported, 1 when none was, 2 on bad usage.\n\nExamples:\n  $ envgen export --format swesmith --out data/\n  $ envgen export --format hf --out datasets/envgen --repo pytoolz/toolz\n  $ envgen export --format swesmith,codescout,ssr --out data/ --strategy change_operator --json',
+      '\nOnly instances with a task (envgen tasks) are exported, in instance_id order, and no patch twice.\nFiles are written under --out and renamed into place: an interrupted export leaves no half file.\nExit code: 0 when instances were exported, 1 when none was, 2 on bad usage.\n\nExamples:\n  $ envgen export --format swesmith --out data/\n  $ envgen export --format hf --out data/frontier --band frontier,too-hard --min-attempts 4\n  $ envgen export --format hf --out datasets/envgen --repo pytoolz/toolz\n  $ envgen export --format swesmith,codescout,ssr --out data/ --strategy change_operator --json',
     )
-    .action(async (options: GlobalOptions & { format: ExportFormat[]; out: string; repo?: string; strategy?: string; family?: StrategyFamily; shardRows: number }) => {
+    .action(async (options: GlobalOptions & { format: ExportFormat[]; out: string; repo?: string; strategy?: string; family?: StrategyFamily; band?: Band[]; minAttempts?: number; shardRows: number }) => {
       const { settings, logger } = createContext(options, io.env);
       const progress = createProgress({ quiet: options.json === true });
       try {
-        const { format: formats, out, repo, strategy, family, shardRows } = options;
-        const report = await runExport({ formats, out, repo, strategy, family, shardRows }, settings, logger, progress);
+        const { format: formats, out, repo, strategy, family, band: bands, minAttempts, shardRows } = options;
+        const report = await runExport({ formats, out, repo, strategy, family, bands, minAttempts, shardRows }, settings, logger, progress);
         progress.stop();
         io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatExportReport(report)}\n`);
         if (report.exported === 0) {
@@ -409,6 +482,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
       }
     });
 
+  registerGrowCommands(program, { io, setExit, addGlobalOptions, parseCount });
   return program;
 }
 

@@ -31,6 +31,8 @@ export interface TasksOptions extends StatementOptions {
   repo: string;
   rebuild?: boolean;
   limit?: number;
+  /** The home whose pool holds the instances (default the settings' home; a growth worker's scratch pool). */
+  poolHome?: string;
 }
 
 /** The issue writer's settings, or undefined for the other kinds; `issue` without `--model` is a usage error. */
@@ -95,7 +97,7 @@ export async function buildRepoTasks(
 export async function runTasks(options: TasksOptions, settings: Settings, logger: Logger, progress: Progress, env: Record<string, string | undefined> = process.env): Promise<BuildTasksReport> {
   const llm = await issueWriterOptions(options, env);
   const { provider, repo, worktree } = await checkoutRepo(options.repo, settings, logger, progress);
-  const pool = openPool(settings.home, { logger });
+  const pool = openPool(options.poolHome ?? settings.home, { logger });
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);
