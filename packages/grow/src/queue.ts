@@ -150,6 +150,25 @@ export function startWorker(options: StartWorkerOptions): Worker<GrowJobData> {
     { ...connectionOf(options.connection), concurrency: options.concurrency ?? 1, lockDuration, stalledInterval: lockDuration, maxStalledCount: 3 },
   );
   worker.on('failed', (job, error) => logger.warn(`job ${job?.id ?? '?'} failed: ${error.message}`, { job: job?.id ?? '' }));
+  return reportConnectionErrors(worker, logger);
+}
+
+/**
+ * A BullMQ worker emits `error` when its Redis connection drops; with no listener Node throws
+ * it, which kills the process (or, in a host that catches it, leaves the worker's loop
+ * stopped). Listening keeps it running while ioredis reconnects; the message is logged
+ * once per outage, not once per reconnect attempt.
+ */
+function reportConnectionErrors<T extends Worker>(worker: T, logger: Logger): T {
+  let last = '';
+  worker.on('error', (error) => {
+    if (error.message === last) return;
+    last = error.message;
+    logger.warn(`queue connection: ${error.message}; retrying`);
+  });
+  worker.on('ready', () => {
+    last = '';
+  });
   return worker;
 }
 
@@ -176,7 +195,7 @@ function scheduledRound(job: Job): { roundId: string; seed: number } {
 export function startHost(options: StartHostOptions): Worker<HostJobData> {
   const logger = options.logger ?? silentLogger;
   const lockDuration = options.lockDurationMs ?? 30_000;
-  return new Worker<HostJobData>(
+  const host = new Worker<HostJobData>(
     HOST_QUEUE,
     async (job: Job<HostJobData>) => {
       const data = job.data;
@@ -200,6 +219,7 @@ export function startHost(options: StartHostOptions): Worker<HostJobData> {
     },
     { ...connectionOf(options.connection), concurrency: 1, lockDuration, stalledInterval: lockDuration, maxStalledCount: 3 },
   );
+  return reportConnectionErrors(host, logger);
 }
 
 /** Registers (or updates) the one schedule of growth rounds; every process may call it. */
