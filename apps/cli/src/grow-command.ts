@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Settings } from '@envgen/config';
 import type { Logger } from '@envgen/core';
-import { countJobs, enqueueRound, nextRunAt, planRound, runRoundInProcess, scheduleRounds, startHost, startWorker } from '@envgen/grow';
+import { countJobs, enqueueRound, nextRunAt, planRound, runRoundInProcess, scheduleRounds, startHost, startWorker, waitForRound } from '@envgen/grow';
 import type { GrowServices, QueueConnection, RoundEvent, RoundTemplate, SolverSpec } from '@envgen/grow';
 import { selectStrategies } from '@envgen/mutate';
 import { BANDS, openPool } from '@envgen/pool';
@@ -154,11 +154,6 @@ async function growOnQueue(pool: Pool, services: GrowServices, options: GrowOpti
   const lockDurationMs = (options.lockSeconds ?? 30) * 1000;
   const retry = { attempts: options.attempts ?? 3 };
   const rounds: GrowthRound[] = [];
-  let planned: string | null = null;
-  let resolveOnce: () => void = () => undefined;
-  const onceDone = new Promise<void>((resolve) => {
-    resolveOnce = resolve;
-  });
   const host = startHost({
     connection,
     pool,
@@ -168,17 +163,22 @@ async function growOnQueue(pool: Pool, services: GrowServices, options: GrowOpti
     onRound: (round) => {
       rounds.push(round);
       finished(round);
-      if (round.roundId === planned) resolveOnce();
     },
   });
   const workers = Array.from({ length: options.localWorkers ?? 1 }, () => startWorker({ connection, services, logger, lockDurationMs }));
   try {
     if (options.every === undefined) {
       const plan = planNow(pool, options);
-      planned = plan.round.roundId;
+      const planned = plan.round.roundId;
       await enqueueRound(plan, pool, connection, retry);
       logger.info(`round ${planned} queued: ${plan.repos.reduce((sum, work) => sum + work.shards.length, 0)} inject shard(s) over ${plan.repos.length} repo(s)`);
-      await Promise.race([onceDone, stop.stopped]);
+      await waitForRound(connection, planned, stop.stopped);
+      // Another pool host on these queues may have written it: the pool holds the result.
+      const written = pool.getRound(planned);
+      if (!rounds.some((round) => round.roundId === planned) && written !== undefined && written.status !== 'running') {
+        rounds.push(written);
+        finished(written);
+      }
     } else {
       await scheduleRounds(connection, options.every, template(options), retry);
       logger.info(`rounds scheduled at "${options.every}" on ${connection.url}; Ctrl-C stops this host (the schedule stays in Redis)`);

@@ -24,6 +24,6 @@ export { finishRound } from './finish-round.js';
 export type { RepoOutcome } from './finish-round.js';
 export { countJobs, runRoundInProcess } from './run-in-process.js';
 export type { RoundEvent, RoundStage, RunInProcessOptions } from './run-in-process.js';
-export { HOST_QUEUE, JOBS_QUEUE, SCHEDULER_ID, enqueueRound, obliterateQueues, readQueueStatus, roundFlow, scheduleRounds, startHost, startWorker } from './queue.js';
+export { HOST_QUEUE, JOBS_QUEUE, SCHEDULER_ID, enqueueRound, obliterateQueues, readQueueStatus, roundFlow, scheduleRounds, startHost, startWorker, waitForRound } from './queue.js';
 export type { JobSummary, QueueConnection, QueueStatus, RetryOptions, RoundTemplate, StartHostOptions, StartWorkerOptions } from './queue.js';
 export { nextRunAt } from './schedule.js';

@@ -10,7 +10,7 @@ import type { GrowthRound, Pool } from '@envgen/pool';
 import { makeSyntheticBundle, makeSyntheticInstance, makeSyntheticTask, scratchBase } from '../../pool/src/synthetic.test-support.js';
 import { finishRound } from './finish-round.js';
 import { planRound } from './plan-round.js';
-import { enqueueRound, obliterateQueues, readQueueStatus, scheduleRounds, startHost, startWorker } from './queue.js';
+import { enqueueRound, obliterateQueues, readQueueStatus, scheduleRounds, startHost, startWorker, waitForRound } from './queue.js';
 import type { QueueConnection } from './queue.js';
 import { outcomeKey } from './round-jobs.js';
 import type { GrowServices, InjectJobData, RolloutsResult, StoredInstance } from './round-jobs.js';
@@ -148,6 +148,24 @@ describe('growth rounds on BullMQ', () => {
       expect(entry.stats).toMatchObject({ attempts: 2, solved: 1 });
     }
   });
+
+  it('tells a process that queued a round when it ends, whichever host wrote it, and at once when it has ended already', async () => {
+    const pool = freshPool();
+    const connection = freshConnection();
+    const planned = plan(pool, 'round-elsewhere', ['acme/fine']);
+    await enqueueRound(planned, pool, connection);
+    const never = new Promise<void>(() => undefined);
+    let waited = false;
+    const waiting = waitForRound(connection, 'round-elsewhere', never).then(() => {
+      waited = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(waited).toBe(false);
+    const round = await finished(pool, connection, syntheticServices(new Set()));
+    await waiting;
+    expect(round.status).toBe('done');
+    await waitForRound(connection, 'round-elsewhere', never);
+  }, 60_000);
 
   it('registers one schedule however many processes ask, and updates it in place', async () => {
     const connection = freshConnection();

@@ -1,4 +1,4 @@
-import { FlowProducer, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { FlowProducer, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { ConnectionOptions, FlowJob, Job, JobsOptions } from 'bullmq';
 import { createRng, isEnvgenError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
@@ -220,6 +220,30 @@ export function startHost(options: StartHostOptions): Worker<HostJobData> {
     { ...connectionOf(options.connection), concurrency: 1, lockDuration, stalledInterval: lockDuration, maxStalledCount: 3 },
   );
   return reportConnectionErrors(host, logger);
+}
+
+/**
+ * Resolves when the round's writer job has ended (completed or failed), whichever pool host
+ * ran it, or when `stopped` resolves. A `--once` host needs it: another host on the same
+ * queues may take the writer job of the round it queued.
+ */
+export async function waitForRound(connection: QueueConnection, roundId: string, stopped: Promise<void>): Promise<void> {
+  const jobId = idPart(roundId);
+  const events = new QueueEvents(HOST_QUEUE, connectionOf(connection));
+  const queue = new Queue(HOST_QUEUE, connectionOf(connection));
+  try {
+    const ended = new Promise<void>((resolve) => {
+      events.on('completed', (event) => event.jobId === jobId && resolve());
+      events.on('failed', (event) => event.jobId === jobId && resolve());
+    });
+    await events.waitUntilReady();
+    // Listening before reading the state: a round that ends in between is seen either way.
+    const state = await queue.getJobState(jobId);
+    if (state === 'completed' || state === 'failed') return;
+    await Promise.race([ended, stopped]);
+  } finally {
+    await Promise.all([events.close(), queue.close()]);
+  }
 }
 
 /** Registers (or updates) the one schedule of growth rounds; every process may call it. */
