@@ -57,6 +57,28 @@ function evidence(report: BundleCheckReport, name: CheckName): string {
 }
 
 describe('checkBundle', () => {
+  it("counts as broken what the validator counts as FAIL_TO_PASS: a stale xfail that xpasses clean and xfails with the bug is neither broken nor passing", async () => {
+    const stale = ['import pytest', 'from calc.ops import add', '', '', '@pytest.mark.xfail(reason="stale")', 'def test_add_stale():', '    assert add(1, 1) == 2', ''].join('\n');
+    const tree = await writeTree({ ...CALC_REPO, 'tests/test_stale.py': stale });
+    try {
+      const treeProfile = await detectProfile(tree);
+      const weaken = await makeTestWeaken({ readFile: treeReader(tree), failToPass: ADD_F2P, testFiles: treeProfile.testFiles });
+      const bundle: BundleFiles = {
+        'bug_inject.diff': makePatch([{ path: 'calc/ops.py', before: CALC_REPO['calc/ops.py'] ?? null, after: ADD_BUG['calc/ops.py'] }]),
+        'test_weaken.diff': weaken.diff,
+        'test_files.txt': `${weaken.testFiles.join('\n')}\n`,
+        'test_script.sh': makeTestScript(treeProfile),
+        'test_parser.py': makeTestParser(),
+      };
+      const report = await checkBundle({ bundle, worktree: tree, profile: treeProfile, sandboxProvider: provider });
+      expect(report.passed).toBe(true);
+      expect(report.brokenTests.sort()).toEqual(ADD_F2P);
+      expect(report.passingTests).not.toContain('tests/test_stale.py::test_add_stale');
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('passes a good single-file bundle on all seven checks, with evidence', async () => {
     const report = await check(await makeBundle(ADD_BUG, ADD_F2P));
     expect(report.checks.map((c) => [c.name, c.passed])).toEqual([
