@@ -30,28 +30,13 @@ import { stablePassing, validateReference } from '@envgen/validate';
 import { prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
 import type { ValidationInput } from '../packages/validate/src/types.js';
-import { formatTable, median } from './stats.js';
+import { formatTable, mapPool, median } from './stats.js';
 
 const count = Number(process.argv[2] ?? 40);
 const runs = Number(process.argv[3] ?? 1);
 const repos = process.argv.length > 4 ? process.argv.slice(4) : ['debian:toolz', 'debian:python-json-patch'];
 const seed = 7;
 const concurrency = availableParallelism();
-
-/** Runs `work` over `items` with at most `limit` at once. */
-async function mapPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await work(items[index] as T);
-      }
-    }),
-  );
-  return results;
-}
 
 async function planned(project: CorpusProject, inputs: readonly ValidationInput[]): Promise<PlannedCandidate[]> {
   const { readFile } = await import('node:fs/promises');

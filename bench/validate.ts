@@ -15,27 +15,13 @@ import { createValidator, sameVerdict, validateReference } from '@envgen/validat
 import type { ValidationInput, ValidationOutcome } from '@envgen/validate';
 import { prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
-import { formatTable, median } from './stats.js';
+import { formatTable, mapPool, median } from './stats.js';
 
 const count = Number(process.argv[2] ?? 60);
 const runs = Number(process.argv[3] ?? 1);
 const repos = process.argv.length > 4 ? process.argv.slice(4) : ['debian:toolz', 'debian:python-json-patch'];
 const seed = 7;
 const concurrency = availableParallelism();
-
-/** Runs `work` over `items` with at most `limit` at once, keeping the order of results. */
-async function mapPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
-}
 
 async function runFast(project: CorpusProject, inputs: readonly ValidationInput[]): Promise<{ seconds: number; outcomes: ValidationOutcome[] }> {
   const started = performance.now();
