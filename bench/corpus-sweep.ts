@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resolveConfig } from '@envgen/config';
-import { createLogger, describeError, parseNodeId } from '@envgen/core';
+import { createLogger, describeError, parseNodeId, volatileIds } from '@envgen/core';
 import { checkoutRepo, createProgress, resolveProfile, runEnv, runInject } from '@envgen/cli';
 import type { InjectCommandReport } from '@envgen/cli';
 import { buildBaseline, splitTestArgs } from '@envgen/testrun';
@@ -60,6 +60,8 @@ interface Row {
   tests: number;
   /** Node ids whose clean outcome differs between plain pytest and envgen (or that only one has). */
   differences: Array<{ nodeId: string; plain: string; envgen: string }>;
+  /** Node ids the two runs name otherwise (parameter ids made at import from the time...): not differences. */
+  renamed: number;
   inject: InjectCommandReport | null;
   secondsPerKept: number | null;
   error: string | null;
@@ -70,7 +72,7 @@ function shorten(text: string, length = 300): string {
 }
 
 async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
-  const row: Row = { repo: entry.repo, tests: 0, differences: [], inject: null, secondsPerKept: null, error: null };
+  const row: Row = { repo: entry.repo, tests: 0, differences: [], renamed: 0, inject: null, secondsPerKept: null, error: null };
   const home = join(root, entry.repo.replace(/[^A-Za-z0-9_.-]+/g, '_'));
   for (const dir of ['pool', 'baselines', 'envs']) rmSync(join(home, dir), { recursive: true, force: true });
   mkdirSync(home, { recursive: true });
@@ -99,7 +101,10 @@ async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
       const args = [...options, '--continue-on-collection-errors', ...selection, ...profile.deselect.map((id) => `--deselect=${id}`)];
       const plain = plainPytest(worktree.path, { args, env: profile.env });
       const ids = new Set([...Object.keys(plain), ...Object.keys(baseline.results)]);
+      const renamed = volatileIds(Object.keys(baseline.results), Object.keys(plain));
+      row.renamed = renamed.size / 2;
       for (const nodeId of [...ids].sort()) {
+        if (renamed.has(nodeId)) continue;
         const mine = baseline.results[nodeId]?.outcome ?? 'absent';
         const theirs = plain[nodeId] ?? 'absent';
         if (mine !== theirs && parseNodeId(nodeId) !== null) row.differences.push({ nodeId, plain: theirs, envgen: mine });
@@ -135,7 +140,7 @@ const table = rows.map((row) => {
   return [
     row.repo,
     String(row.tests),
-    row.error === null ? (row.differences.length === 0 ? 'same' : `${row.differences.length} differ`) : '–',
+    row.error === null ? `${row.differences.length === 0 ? 'same' : `${row.differences.length} differ`}${row.renamed > 0 ? ` (${row.renamed} renamed)` : ''}` : '–',
     String(inject?.tried ?? '–'),
     String(inject?.kept ?? '–'),
     inject && inject.tried > 0 ? `${Math.round((100 * (inject.kept + inject.known)) / inject.tried)}%` : '–',

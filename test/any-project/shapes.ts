@@ -83,6 +83,8 @@ export interface Shape {
   count?: number;
   /** Some candidates hang: they must be rejected as timeouts. */
   hangs?: boolean;
+  /** Some parameter ids are made at import (a random value, the time): no two runs share them. */
+  renamesIds?: boolean;
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -335,6 +337,31 @@ def test_clamp_ids(x):
 `,
     },
     failingSomewhere: 'tests/test_ids.py::test_group[sum(a)::integer as x, y-3]',
+  },
+  'volatile-parameter-ids': {
+    about: 'parameter ids made at import from a random value and the time, so no two runs name those tests alike',
+    files: {
+      'ivl/__init__.py': LIB,
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_stamped.py': `import datetime as dt
+import uuid
+
+import pytest
+
+from ivl import clamp, total
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["fixed", uuid.uuid4().hex, dt.datetime.now().strftime("%H:%M:%S.%f %Y-%m-%d")],
+)
+def test_stamped(token):
+    assert clamp(len(token), 0, 100) == len(token)
+    assert total([len(token), 1]) == len(token) + 1
+`,
+    },
+    renamesIds: true,
   },
   'hanging-mutants': {
     about: 'a 0.1 s suite where natural mutants loop forever: limits must follow clean durations',

@@ -1,6 +1,6 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { silentLogger } from '@envgen/core';
+import { silentLogger, volatileIds } from '@envgen/core';
 import type { BundleFiles, Logger } from '@envgen/core';
 import { applyPatch, checkRepoPath, findUnsafeTargets, isPatchProblem, parsePatch, patchedPaths } from '@envgen/patch';
 import type { HunkOffset, ParsedPatch, PatchedFile } from '@envgen/patch';
@@ -279,9 +279,12 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
         checks.set('bug-breaks-tests', { name: 'bug-breaks-tests', passed: false, ran: true, evidence: runFailure(withBug) });
       } else {
         // FAIL_TO_PASS as the validator splits it: failed or gone with the bug. A test the bug
-        // makes skip (an xfail that xpassed clean) is in neither set.
-        brokenTests = cleanPassed.filter((id) => withBug.results[id] !== 'passed' && withBug.results[id] !== 'skipped');
-        passingTests = cleanPassed.filter((id) => withBug.results[id] === 'passed');
+        // makes skip (an xfail that xpassed clean) is in neither set, nor is one the run names
+        // otherwise (a parameter id made from the time: renamed, not gone).
+        const renamed = volatileIds(Object.keys(clean.results), Object.keys(withBug.results));
+        const judged = renamed.size === 0 ? cleanPassed : cleanPassed.filter((id) => !renamed.has(id));
+        brokenTests = judged.filter((id) => withBug.results[id] !== 'passed' && withBug.results[id] !== 'skipped');
+        passingTests = judged.filter((id) => withBug.results[id] === 'passed');
         const gone = brokenTests.filter((id) => withBug.results[id] === undefined).length;
         checks.set('bug-breaks-tests', {
           name: 'bug-breaks-tests',

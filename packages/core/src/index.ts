@@ -23,5 +23,5 @@ export type {
 } from './contracts.js';
 export { makeInstanceId } from './instance-id.js';
 export { isProcessAlive } from './process.js';
-export { nodeIdFile, parseNodeId, unparametrizedNodeId } from './node-id.js';
+export { nodeIdFile, parseNodeId, unparametrizedNodeId, volatileIds } from './node-id.js';
 export type { NodeIdParts } from './node-id.js';

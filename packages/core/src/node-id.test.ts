@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeIdFile, parseNodeId, unparametrizedNodeId } from './node-id.js';
+import { nodeIdFile, parseNodeId, unparametrizedNodeId, volatileIds } from './node-id.js';
 
 describe('parseNodeId', () => {
   it('takes apart file, classes, name and parameters', () => {
@@ -15,5 +15,19 @@ describe('parseNodeId', () => {
     expect(parseNodeId('t.py::test_x[a::b::c]')).toMatchObject({ classes: [], name: 'test_x', params: 'a::b::c' });
     expect(unparametrizedNodeId('t.py::C::test_x[a::b]')).toBe('t.py::C::test_x');
     expect(nodeIdFile('t.py::test_x[a::b]')).toBe('t.py');
+  });
+});
+
+describe('volatileIds', () => {
+  it('names the cases of a parametrized test that two runs collect under other ids', () => {
+    const first = ['t.py::T::test_dt[a]', 't.py::T::test_dt[11:22:00 2026-11-24]', 't.py::test_plain', 't.py::test_p[1]'];
+    const second = ['t.py::T::test_dt[a]', 't.py::T::test_dt[11:22:07 2026-11-24]', 't.py::test_plain', 't.py::test_p[1]'];
+    expect([...volatileIds(first, second)].sort()).toEqual(['t.py::T::test_dt[11:22:00 2026-11-24]', 't.py::T::test_dt[11:22:07 2026-11-24]']);
+  });
+
+  it('leaves alone cases that are gone: a module that no longer collects, a count that changed', () => {
+    expect(volatileIds(['t.py::test_p[1]', 't.py::test_p[2]'], ['t.py::test_other'])).toEqual(new Set());
+    expect(volatileIds(['t.py::test_p[1]', 't.py::test_p[2]'], ['t.py::test_p[1]', 't.py::test_p[3]', 't.py::test_p[4]'])).toEqual(new Set());
+    expect(volatileIds(['t.py::test_plain'], ['t.py::test_renamed'])).toEqual(new Set());
   });
 });

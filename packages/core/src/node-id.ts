@@ -40,3 +40,37 @@ export function unparametrizedNodeId(nodeId: string): string {
   const parts = parseNodeId(nodeId);
   return parts === null ? nodeId : [parts.file, ...parts.classes, parts.name].join('::');
 }
+
+/**
+ * Node ids that name the same test differently in two runs of one suite: a parametrized
+ * test whose parameter ids are made at import from the time, a random value or an address
+ * (`test_parse[11:22:00 2026-11-24]`) collects as many cases in both runs under other
+ * names. For each parametrized test present in both runs with the same number of cases,
+ * the ids only one run has are returned (both runs' names). A test whose cases are missing
+ * from one run (its module no longer collects) or whose count changed is not volatile:
+ * those ids are gone, not renamed.
+ */
+export function volatileIds(first: Iterable<string>, second: Iterable<string>): Set<string> {
+  const casesOf = (ids: Iterable<string>): Map<string, Set<string>> => {
+    const cases = new Map<string, Set<string>>();
+    for (const id of ids) {
+      const parts = parseNodeId(id);
+      if (parts === null || parts.params === null) continue;
+      const base = [parts.file, ...parts.classes, parts.name].join('::');
+      let set = cases.get(base);
+      if (set === undefined) cases.set(base, (set = new Set()));
+      set.add(id);
+    }
+    return cases;
+  };
+  const ours = casesOf(first);
+  const theirs = casesOf(second);
+  const volatile = new Set<string>();
+  for (const [base, mine] of ours) {
+    const other = theirs.get(base);
+    if (other === undefined || other.size !== mine.size) continue;
+    for (const id of mine) if (!other.has(id)) volatile.add(id);
+    for (const id of other) if (!mine.has(id)) volatile.add(id);
+  }
+  return volatile;
+}

@@ -1,9 +1,14 @@
+import { nodeIdFile } from '@envgen/core';
 import type { Verdict } from '@envgen/core';
 import type { BundleRun, BundleRunner, BundleTestStatus } from '@envgen/bundle';
 import type { PatchedFile } from '@envgen/patch';
+import type { SelectedRun } from '@envgen/validate';
 
 /** Decides a changed tree's verdict against the baseline (the injector's fast validator). */
 export type JudgeFiles = (files: readonly PatchedFile[]) => Promise<Verdict>;
+
+/** Runs only the `select`ed test paths of a changed tree in a warm interpreter. */
+export type RunSelected = (files: readonly PatchedFile[], select: readonly string[]) => Promise<SelectedRun>;
 
 export interface ProvenRunnerOptions {
   /** The bundle's own script and parser run once on the clean repo (checks 2 and 3). */
@@ -11,9 +16,10 @@ export interface ProvenRunnerOptions {
   /** The bug's files and its verdict from validation (check 5). */
   bugFiles: readonly PatchedFile[];
   bugVerdict: Extract<Verdict, { kind: 'instance' }>;
-  /** Tests the weakening deletes: they are gone from any tree holding the weakening. */
-  removedTests: ReadonlySet<string>;
+  /** The test files the weakening edits. */
+  weakenedFiles: ReadonlySet<string>;
   judge: JudgeFiles;
+  runSelected: RunSelected;
 }
 
 function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolean {
@@ -22,32 +28,49 @@ function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolea
 }
 
 /**
- * Answers checkBundle's evaluations from runs the injector has already made: the clean run
- * of the bundle's own script and parser, the bug's validation verdict, and a validation of
- * bug + weakening. Results are stated for the clean-passing tests, which are all the checks
- * compare: FAIL_TO_PASS fail, the rest pass, deleted tests are gone.
+ * Answers checkBundle's evaluations from runs the injector has already made or can make
+ * warm: the clean run of the bundle's own script and parser, the bug's validation verdict,
+ * a validation of the bug with a file reverted (check 7), and for bug + weakening a warm run of only
+ * the test files that can tell (those the weakening edits and those that collect a
+ * FAIL_TO_PASS test; every other test file is unchanged, so its tests do as with the bug
+ * alone). Results are stated for the clean-passing tests, which are all the checks compare.
  */
 export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
   const cleanPassing = Object.entries(options.clean.results)
     .filter(([, status]) => status === 'passed')
     .map(([id]) => id);
-  const fromVerdict = (label: string, verdict: Verdict, removed: ReadonlySet<string>): BundleRun => {
+  const bugFailing = new Set(options.bugVerdict.failToPass);
+  const fromVerdict = (label: string, verdict: Verdict): BundleRun => {
     if (verdict.kind === 'rejected' && verdict.reason !== 'no-failing-test' && verdict.reason !== 'no-passing-test') {
       return { ok: false, label, stage: 'script', reason: `${verdict.reason}: ${verdict.detail}` };
     }
     const failing = new Set(verdict.kind === 'instance' ? verdict.failToPass : []);
     const results: Record<string, BundleTestStatus> = {};
+    for (const id of cleanPassing) results[id] = failing.has(id) ? 'failed' : 'passed';
+    return { ok: true, label, results, seconds: 0 };
+  };
+  const weakened = async (label: string, files: readonly PatchedFile[]): Promise<BundleRun> => {
+    const select = [...new Set([...options.weakenedFiles, ...options.bugVerdict.failToPass.map(nodeIdFile)])].sort();
+    const run = await options.runSelected(files, select);
+    if (!run.ok) return { ok: false, label, stage: 'script', reason: run.reason };
+    const selected = new Set(select);
+    const results: Record<string, BundleTestStatus> = {};
     for (const id of cleanPassing) {
-      if (removed.has(id)) continue;
-      results[id] = failing.has(id) ? 'failed' : 'passed';
+      if (!selected.has(nodeIdFile(id))) {
+        results[id] = bugFailing.has(id) ? 'failed' : 'passed';
+        continue;
+      }
+      const outcome = run.results[id]?.outcome;
+      if (outcome !== undefined) results[id] = outcome === 'passed' || outcome === 'skipped' ? outcome : 'failed';
     }
     return { ok: true, label, results, seconds: 0 };
   };
   return {
     async run(label, files) {
       if (files.length === 0) return { ...options.clean, label };
-      if (sameFiles(files, options.bugFiles)) return fromVerdict(label, options.bugVerdict, new Set());
-      return fromVerdict(label, await options.judge(files), options.removedTests);
+      if (sameFiles(files, options.bugFiles)) return fromVerdict(label, options.bugVerdict);
+      if (files.some((file) => options.weakenedFiles.has(file.path))) return weakened(label, files);
+      return fromVerdict(label, await options.judge(files));
     },
     async close() {},
   };

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
-import { createRng, makeInstanceId, silentLogger } from '@envgen/core';
+import { createRng, makeInstanceId, silentLogger, volatileIds } from '@envgen/core';
 import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
 import { checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
 import type { BundleRun } from '@envgen/bundle';
@@ -14,7 +14,7 @@ import { profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import type { Baseline } from '@envgen/testrun';
-import { createValidator } from '@envgen/validate';
+import { createValidator, withFlaky } from '@envgen/validate';
 import type { ValidationOutcome, Validator } from '@envgen/validate';
 import { combineCandidates } from './combine-candidates.js';
 import type { CombinableBug } from './combine-candidates.js';
@@ -160,9 +160,9 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   const started = performance.now();
   const logger = options.logger ?? silentLogger;
   const progress = options.onProgress ?? (() => undefined);
-  const { repo, profile, baseline } = options;
+  const { repo, profile } = options;
   const files = await readSourceFiles(options.worktree, profile.sourceFiles);
-  const { sites, skippedUncovered } = selectSites(files, baseline);
+  const { sites, skippedUncovered } = selectSites(files, options.baseline);
   const report: InjectionReport = {
     repo: `${repo.owner}/${repo.name}`,
     commit: repo.commit,
@@ -205,6 +205,9 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   } finally {
     await cleanRunner.close();
   }
+  // Tests this later clean run names otherwise than the baseline did (parameter ids made
+  // from the time) can be in no FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
+  const baseline = withFlaky(options.baseline, clean.ok ? volatileIds(Object.keys(options.baseline.results), Object.keys(clean.results)) : []);
 
   const planned = options.candidates
     ? options.candidates.slice(0, options.count)
@@ -231,7 +234,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   const replay: ReplayState = { claimed: false, cold: false, report };
   try {
     const handle = async ({ candidate, files: changed }: PlannedCandidate): Promise<void> => {
-      const outcome = await proveCandidate({ ...options, validator, clean, script, parser, rejectionScope, noteValidation, replay }, candidate, changed);
+      const outcome = await proveCandidate({ ...options, baseline, validator, clean, script, parser, rejectionScope, noteValidation, replay }, candidate, changed);
       const entry = tally(report, candidate.strategy);
       report.tried += 1;
       entry.tried += 1;
@@ -384,8 +387,9 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     clean: context.clean,
     bugFiles: files,
     bugVerdict: verdict,
-    removedTests: new Set(weaken.removedIds),
+    weakenedFiles: new Set(weaken.testFiles),
     judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutated(changed) }),
+    runSelected: (changed, select) => validator.runSelected(mutated(changed), select),
   });
   const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, ...(context.replay.cold ? {} : { runner }) });
   if (!checks.passed) {

@@ -1,7 +1,7 @@
 import type { Candidate, Logger, Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
-import type { Baseline } from '@envgen/testrun';
+import type { Baseline, TestResult } from '@envgen/testrun';
 import type { CandidateLimits } from './verdict.js';
 
 /** One file of a candidate as the bug leaves it: repo-relative path and whole new content. */
@@ -87,6 +87,15 @@ export interface Validator {
   validate(input: ValidationInput): Promise<Verdict>;
   /** Like {@link Validator.validate}, with how the verdict was reached. */
   validateWithDetails(input: ValidationInput): Promise<ValidationOutcome>;
+  /**
+   * Runs only the `select`ed test paths with `files` written into the tree, in a warm
+   * interpreter (from the checkpoint before collection, or from scratch): the outcomes of
+   * those paths' tests, for checks of envgen's own bundles that need no more of the suite.
+   */
+  runSelected(files: readonly MutatedFile[], select: readonly string[]): Promise<SelectedRun>;
   /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */
   close(): Promise<void>;
 }
+
+/** What {@link Validator.runSelected} saw: how the run ended, and each test's outcome. */
+export type SelectedRun = { ok: true; results: Record<string, TestResult> } | { ok: false; reason: string };

@@ -247,6 +247,16 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
     expect(fast.get('leaksIntoTree')).toMatchObject({ mode: 'resumed', verdict: { kind: 'instance', failToPass: f2p('test_save', 'test_tree_is_clean') } });
   });
 
+  it('runs only the selected test files, with a weakened test file and the bug written in', async () => {
+    const weakened = (FILES['tests/test_calc.py'] as string).replace('def test_add():\n    assert calc.add(2, 3) == 5\n\n\n', '');
+    const files = [...(CANDIDATES['operator'] as ValidationInput).files, { path: 'tests/test_calc.py', after: weakened }];
+    const run = await validator.runSelected(files, ['tests/test_calc.py']);
+    if (!run.ok) throw new Error(run.reason);
+    expect(run.results['tests/test_calc.py::test_add']).toBeUndefined();
+    expect(run.results['tests/test_calc.py::test_mul']?.outcome).toBe('failed');
+    expect(Object.keys(run.results)).toHaveLength(ALL_TESTS.length - 1);
+  });
+
   it('rejects files outside the repo', () => {
     expect(fast.get('escapes')?.verdict).toMatchObject({ kind: 'rejected', reason: 'apply-failed' });
   });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { EnvgenError, describeError, silentLogger } from '@envgen/core';
+import { EnvgenError, describeError, silentLogger, volatileIds } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
 import type { Profile } from '@envgen/repo';
@@ -14,8 +14,8 @@ import type { PlanContext } from './plan.js';
 import { validateReference } from './reference.js';
 import { resolveCandidateFiles } from './tree.js';
 import type { ChangedFile } from './tree.js';
-import type { ValidationInput, ValidationOutcome, Validator, ValidatorOptions } from './types.js';
-import { candidateLimits, candidateProfile, stablePassing, verdictOfRun } from './verdict.js';
+import type { MutatedFile, SelectedRun, ValidationInput, ValidationOutcome, Validator, ValidatorOptions } from './types.js';
+import { candidateLimits, candidateProfile, stablePassing, verdictOfRun, verdictOfStatus, withFlaky } from './verdict.js';
 import { startWarmWorker } from './warm-worker.js';
 import type { WarmWorker } from './warm-worker.js';
 import type { CollectOutcome, SuiteAnalysis } from './warm-server.js';
@@ -29,9 +29,10 @@ const RESUMED_SHARE_OF_LIMIT = 0.25;
 /** Checkpoints of the clean suite each warm server keeps (one process each). */
 const CHECKPOINTS = 16;
 
+/** Work for the next idle warm worker. */
 interface Job {
-  input: ValidationInput;
-  resolve: (outcome: ValidationOutcome) => void;
+  work: (worker: WarmWorker) => Promise<unknown>;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
@@ -79,7 +80,7 @@ async function readSourceEntities(worktree: string, files: readonly string[]): P
  * Under a pinned seed the baseline's coverage run took the same paths, so its coverage
  * already holds what each test ran.
  */
-function learnFacts(options: ValidatorOptions, analysis: SuiteAnalysis, results: Record<string, { outcome: string }>, entities: Map<string, Entity[]>): WarmFacts {
+function learnFacts(options: Pick<ValidatorOptions, 'baseline' | 'profile'>, analysis: SuiteAnalysis, results: Record<string, { outcome: string }>, entities: Map<string, Entity[]>): WarmFacts {
   const stable = stablePassing(options.baseline);
   const entitiesOf = (file: string): Entity[] | null => entities.get(file) ?? null;
   const outside = new Set(Object.keys(mapCoverage({ outside: analysis.outside }, entitiesOf)));
@@ -132,9 +133,21 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const profile = candidateProfile(options.profile, limits);
   const workerOptions = { worktree: options.worktree, profile, testLimits: limits.perTestSeconds, provider: options.sandboxProvider, logger };
   const order = Object.keys(options.baseline.results);
-  const stable = stablePassing(options.baseline);
+  // The baseline, with the tests that a clean run in a warm interpreter names otherwise
+  // (parameter ids made from the time) counted as flaky: no verdict can rest on them.
+  let baseline = options.baseline;
+  const renamed = new Set<string>();
+  const noteCleanRun = (results: Readonly<Record<string, unknown>> | null): void => {
+    if (results === null) return;
+    for (const nodeId of volatileIds(order, Object.keys(results))) renamed.add(nodeId);
+    baseline = withFlaky(options.baseline, renamed);
+  };
+  let stable = stablePassing(baseline);
   const positions = positionsOf(order);
   const digest = orderDigest(order);
+  /** The collector ran the baseline's tests in its order, some perhaps under other names. */
+  const sameOrder = (ran: readonly string[]): boolean =>
+    ran.length === order.length && ran.every((nodeId, index) => nodeId === order[index] || (renamed.has(nodeId) && renamed.has(order[index] ?? '')));
   let checkpointIds: string[] = [];
   const usableMemo = new WeakMap<CollectOutcome, UsableCheckpoints>();
   /**
@@ -146,7 +159,8 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     let usable = usableMemo.get(outcome);
     if (usable === undefined) {
       const clean = outcome.clean;
-      const trusted = outcome.digest === digest && clean !== null && stable.every((nodeId) => clean[nodeId]?.outcome === 'passed');
+      const trusted =
+        clean !== null && (outcome.digest === digest || sameOrder(Object.keys(clean))) && stable.every((nodeId) => clean[nodeId]?.outcome === 'passed');
       usable = {
         collection: outcome.collection === 'ok',
         positions: checkpointIds.map((nodeId, index) => (trusted && outcome.checkpoints[index] === 'ok' ? (positions.get(nodeId) ?? null) : null)),
@@ -187,9 +201,10 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       await preloadAll([]);
       checkpointIds = chooseCheckpoints({ order, coverage: sourceCoverage(options.baseline.coverage, options.profile), alwaysRun: new Set(), count: CHECKPOINTS });
       collected = await collectAll(true);
+      for (const outcome of collected) if (outcome.ok) noteCleanRun(outcome.clean);
       const lead = collected[0];
       if (lead?.ok === true && lead.analysis !== undefined && lead.clean !== null) {
-        facts = learnFacts(options, lead.analysis, lead.clean, entities);
+        facts = learnFacts({ ...options, baseline }, lead.analysis, lead.clean, entities);
         // Without the checkpoint before collection, candidates run from scratch: import once what they import.
         if (collected.some((outcome) => !outcome.ok || outcome.collection !== 'ok')) await preloadAll(lead.analysis.modules);
       }
@@ -200,13 +215,17 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       if (analysisRun.analysis === undefined || analysisRun.status !== 'completed') {
         throw new Error(`the clean suite did not complete in the warm interpreter (${analysisRun.status}): ${analysisRun.output}`);
       }
-      facts = learnFacts(options, analysisRun.analysis, analysisRun.results, entities);
+      noteCleanRun(analysisRun.results);
+      facts = learnFacts({ ...options, baseline }, analysisRun.analysis, analysisRun.results, entities);
       await preloadAll(analysisRun.analysis.modules);
       if (collected === null) {
         checkpointIds = chooseCheckpoints({ order, coverage: sourceCoverage(facts.plan.coverage, options.profile), alwaysRun: facts.plan.alwaysRun, count: CHECKPOINTS });
         collected = await collectAll(false);
+        for (const outcome of collected) if (outcome.ok) noteCleanRun(outcome.clean);
       }
     }
+    stable = stablePassing(baseline);
+    if (renamed.size > 0) logger.warn('tests that clean runs name otherwise (parameter ids made at import, from the time or a random value) are in no FAIL_TO_PASS or PASS_TO_PASS', { tests: [...renamed].slice(0, 10) });
     if (facts.unstable.size > 0) logger.warn('tests behave differently in the warm interpreter; candidates are validated the reference way', { tests: [...facts.unstable].slice(0, 10) });
     for (const outcome of collected ?? []) {
       if (!outcome.ok) logger.warn('the warm server kept no checkpoints of the clean suite; every candidate runs the whole suite from scratch', { why: outcome.why.slice(0, 500) });
@@ -219,7 +238,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const warm: WarmFacts = facts;
 
   const reference = async (input: ValidationInput, why: string, clock: Clock): Promise<ValidationOutcome> => {
-    const verdict = await validateReference({ ...options, limits, candidate: input.candidate, files: input.files });
+    const verdict = await validateReference({ ...options, baseline, limits, candidate: input.candidate, files: input.files });
     clock.lap('reference');
     return { verdict, mode: 'reference', why, testsRun: order.length, seconds: clock.total(), phases: clock.phases };
   };
@@ -228,7 +247,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const { run, phases } = await worker.runWith(files, { timeoutMs });
     clock.add(phases);
     return {
-      verdict: verdictOfRun(options.baseline, run),
+      verdict: verdictOfRun(baseline, run),
       mode: 'suite',
       why,
       testsRun: Object.keys(run.results).length,
@@ -244,7 +263,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const declined = run.declined === undefined ? undefined : run.declined.split('; ');
     if (run.checkpoint === undefined) {
       return {
-        verdict: verdictOfRun(options.baseline, run),
+        verdict: verdictOfRun(baseline, run),
         mode: 'suite',
         why: `${why}; ${run.declined ?? 'no checkpoint'}`,
         testsRun: Object.keys(run.results).length,
@@ -256,7 +275,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     if (run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) return runSuite(worker, files, `${why}; resumed run near the limit`, clock, ['resumed run near the limit']);
     const at = run.checkpoint >= 0 ? (checkpointIds[run.checkpoint] ?? null) : null;
     return {
-      verdict: verdictOfRun(options.baseline, run),
+      verdict: verdictOfRun(baseline, run),
       mode: at === null ? 'suite' : 'resumed',
       why: `${why}; ${at === null ? 'from the checkpoint before collection' : `resumed at ${at}`}${run.declined === undefined ? '' : ` (${run.declined})`}`,
       testsRun: at === null ? order.length : order.length - (positions.get(at) ?? 0),
@@ -301,7 +320,8 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     while (idle.length > 0 && queue.length > 0) {
       const worker = idle.shift() as WarmWorker;
       const job = queue.shift() as Job;
-      const done: Promise<void> = validateOn(worker, job.input)
+      const done: Promise<void> = job
+        .work(worker)
         .then(job.resolve, job.reject)
         .finally(() => {
           running.delete(done);
@@ -312,17 +332,34 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     }
   };
 
-  const validateWithDetails = (input: ValidationInput): Promise<ValidationOutcome> => {
+  const schedule = <T>(work: (worker: WarmWorker) => Promise<T>): Promise<T> => {
     if (closed) return Promise.reject(new EnvgenError('usage', 'This validator was closed: create a new one to validate more candidates.'));
-    return new Promise((resolve, reject) => {
-      queue.push({ input, resolve, reject });
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       pump();
     });
+  };
+  const validateWithDetails = (input: ValidationInput): Promise<ValidationOutcome> => schedule((worker) => validateOn(worker, input));
+
+  const runSelectedOn = async (worker: WarmWorker, files: readonly MutatedFile[], select: readonly string[]): Promise<SelectedRun> => {
+    const resolved = await resolveCandidateFiles(options.worktree, files);
+    if (!resolved.ok) return { ok: false, reason: resolved.detail };
+    try {
+      const { run } = await worker.runWith(resolved.files, { timeoutMs, resume: { changed: resolved.files.map((file) => file.path), checkpoint: -1 }, select });
+      logger.debug('selected run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
+      const failed = verdictOfStatus(run.status, run.seconds, run.output);
+      return failed === null ? { ok: true, results: run.results } : { ok: false, reason: failed.kind === 'rejected' ? `${failed.reason}: ${failed.detail}` : 'the run failed' };
+    } catch (error) {
+      logger.warn('the warm interpreter failed; restarting it', { error: describeError(error) });
+      await worker.reset();
+      return { ok: false, reason: `the warm interpreter failed: ${describeError(error)}` };
+    }
   };
 
   return {
     validateWithDetails,
     validate: async (input) => (await validateWithDetails(input)).verdict,
+    runSelected: (files, select) => schedule((worker) => runSelectedOn(worker, files, select)),
     async close() {
       if (closed) return;
       closed = true;

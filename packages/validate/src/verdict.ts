@@ -1,3 +1,4 @@
+import { volatileIds } from '@envgen/core';
 import type { Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { Baseline, TestResult, TestRun } from '@envgen/testrun';
@@ -69,6 +70,24 @@ export function stablePassing(baseline: Baseline): string[] {
 }
 
 /**
+ * The baseline with `ids` counted as flaky too: tests another clean run named otherwise
+ * ({@link volatileIds}), which no later run can be matched on.
+ */
+export function withFlaky(baseline: Baseline, ids: Iterable<string>): Baseline {
+  const flaky = new Set(baseline.flaky);
+  const before = flaky.size;
+  for (const id of ids) flaky.add(id);
+  return flaky.size === before ? baseline : { ...baseline, flaky: [...flaky].sort() };
+}
+
+/** The stable passing tests a run is judged on: those it names as the baseline does ({@link volatileIds}). */
+export function stableIn(baseline: Baseline, results: Readonly<Record<string, TestResult>>): string[] {
+  const stable = stablePassing(baseline);
+  const renamed = volatileIds(Object.keys(baseline.results), Object.keys(results));
+  return renamed.size === 0 ? stable : stable.filter((nodeId) => !renamed.has(nodeId));
+}
+
+/**
  * FAIL_TO_PASS and PASS_TO_PASS of a run with the bug (DESIGN.md): over the stable passing
  * tests of the baseline, those whose outcome with the bug is `failed`, `error` or absent
  * (their module no longer collects) fail; those that `passed` pass; skipped ones are neither.
@@ -124,10 +143,11 @@ export function verdictOfStatus(status: TestRun['status'], seconds: number, outp
 
 /**
  * The verdict of a full-suite run with the bug, compared with the baseline. A stable test
- * stopped at its limit makes it `timeout` first: such a run ends there on purpose.
+ * stopped at its limit makes it `timeout` first: such a run ends there on purpose. Tests the
+ * run names otherwise than the baseline (parameter ids made from the time) are in neither set.
  */
 export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'results' | 'seconds' | 'output'>): Verdict {
-  const stable = stablePassing(baseline);
+  const stable = stableIn(baseline, run.results);
   if (stable.some((nodeId) => run.results[nodeId]?.timedOut === true)) return judgeResults(stable, run.results);
   return verdictOfStatus(run.status, run.seconds, run.output) ?? judgeResults(stable, run.results);
 }

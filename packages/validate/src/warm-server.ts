@@ -74,6 +74,11 @@ export interface WarmRunOptions {
    * can, the whole suite runs from scratch.
    */
   resume?: { changed: readonly string[]; checkpoint: number };
+  /**
+   * Collects and runs only these test paths (the profile's options kept), from the checkpoint
+   * before collection when `resume` allows it, else from scratch.
+   */
+  select?: readonly string[];
 }
 
 /** Options of {@link WarmServer.collect}. */
@@ -362,7 +367,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
       const id = randomUUID();
       const softMs = softDeadlineMs(runOptions.timeoutMs);
       // The same argv as runPytest, minus the interpreter and `-m pytest`.
-      const args = buildPytestArgv(profile, sandbox.workdir).slice(3);
+      const args = buildPytestArgv(profile, sandbox.workdir, runOptions.select).slice(3);
       const answer = await request(
         {
           op: 'run',
@@ -373,7 +378,15 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
           analysis: runOptions.analyze === undefined ? null : `${SANDBOX_OUT_DIR}/analysis-${id}.json`,
           per_test: runOptions.analyze === 'per-test',
-          ...(runOptions.resume === undefined ? {} : { precollected: { changed: runOptions.resume.changed, checkpoint: runOptions.resume.checkpoint } }),
+          ...(runOptions.resume === undefined
+            ? {}
+            : {
+                precollected: {
+                  changed: runOptions.resume.changed,
+                  checkpoint: runOptions.select === undefined ? runOptions.resume.checkpoint : -1,
+                  ...(runOptions.select === undefined ? {} : { select: runOptions.select }),
+                },
+              }),
         },
         softMs + ANSWER_GRACE_MS,
       );

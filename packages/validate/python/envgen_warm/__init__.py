@@ -38,7 +38,9 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
 - A ``run`` request with ``"precollected": {"changed": [relpath, ...], "checkpoint": i}``
   runs the whole suite from the latest checkpoint at or before ``i`` (-1: the one before
   collection) and answers as above plus ``"checkpoint"`` (the one used) or, when none could,
-  runs it from scratch and says why in ``"declined"``.
+  runs it from scratch and says why in ``"declined"``. With ``"select": [path, ...]`` in
+  ``precollected`` (and the same paths in ``args``) only those paths are collected and run,
+  from the checkpoint before collection or from scratch.
 
 The server never imports the project's own modules, so every child imports the files as
 they are on disk when it starts.

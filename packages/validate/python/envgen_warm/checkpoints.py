@@ -386,6 +386,9 @@ class _Collector:
             os.environ.update(request.get("env") or {})
             plugin = config.pluginmanager.get_plugin("envgen-recorder")
             plugin.recorder.results_path = os.environ["ENVGEN_RESULTS"]
+            if request.get("select") is not None:
+                # Collection has not started: it collects these paths instead of the suite's.
+                config.args = list(request["select"])
             for function, code in swaps:
                 function.__code__ = code
             import linecache
@@ -560,7 +563,11 @@ def _run_collected(request):
     one declines, from the one before collection; or (None, why) when the server must run
     the whole suite itself."""
     wanted = int(request["precollected"].get("checkpoint", -1)) + 1
+    select = request["precollected"].get("select")
     usable = [checkpoint for checkpoint in _CHECKPOINTS if checkpoint.ready and checkpoint.index <= wanted]
+    if select is not None:
+        # Another selection of tests is collected afresh: only the checkpoint before collection serves it.
+        usable = [checkpoint for checkpoint in usable if checkpoint.index == 0]
     if not usable:
         return None, "no checkpoint"
     latest = max(usable, key=lambda candidate: candidate.index)
@@ -570,6 +577,8 @@ def _run_collected(request):
         "log": request["log"],
         "timeout": request["timeout"],
     }
+    if select is not None:
+        payload["select"] = list(select)
     reasons = []
     for checkpoint in [latest] + [candidate for candidate in usable if candidate.index == 0 and candidate is not latest]:
         answer = checkpoint.ask(payload, float(request["timeout"]) + _COLLECTED_GRACE)

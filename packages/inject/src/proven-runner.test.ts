@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { PatchedFile } from '@envgen/patch';
+import { createProvenRunner } from './proven-runner.js';
+
+const bugFiles: PatchedFile[] = [
+  { path: 'pkg/a.py', before: 'a = 1\n', after: 'a = 2\n' },
+  { path: 'pkg/b.py', before: 'b = 1\n', after: 'b = 2\n' },
+];
+const clean = {
+  ok: true as const,
+  label: 'clean repo',
+  seconds: 1,
+  results: { 'tests/test_a.py::test_a': 'passed', 'tests/test_b.py::test_b': 'passed', 'tests/test_c.py::test_c': 'passed', 'tests/test_c.py::test_skip': 'skipped' } as const,
+};
+
+describe('createProvenRunner', () => {
+  const selects: string[][] = [];
+  const runner = createProvenRunner({
+    clean,
+    bugFiles,
+    bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a', 'tests/test_b.py::test_b'], passToPass: ['tests/test_c.py::test_c'] },
+    weakenedFiles: new Set(['tests/mixins.py']),
+    // With pkg/b.py reverted, only test_a still fails.
+    judge: async () => ({ kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: ['tests/test_b.py::test_b', 'tests/test_c.py::test_c'] }),
+    runSelected: async (_files, select) => {
+      selects.push([...select]);
+      return { ok: true, results: { 'tests/test_b.py::test_b': { outcome: 'passed', duration: 0 } } };
+    },
+  });
+
+  it('states the bug run from its verdict and a reverted file from a validation, every broken test included (check 7)', async () => {
+    expect(await runner.run('with the bug', bugFiles)).toMatchObject({ ok: true, results: { 'tests/test_a.py::test_a': 'failed', 'tests/test_b.py::test_b': 'failed', 'tests/test_c.py::test_c': 'passed' } });
+    const reverted = await runner.run('with the bug but pkg/b.py reverted', bugFiles.slice(0, 1));
+    expect(reverted).toMatchObject({ ok: true, results: { 'tests/test_a.py::test_a': 'failed', 'tests/test_b.py::test_b': 'passed' } });
+  });
+
+  it("runs bug + weakening on the weakened files and the files that collect a FAIL_TO_PASS test, the others as with the bug alone", async () => {
+    const hidden = await runner.run('with the bug and the weakening', [...bugFiles, { path: 'tests/mixins.py', before: 'x\n', after: '\n' }]);
+    expect(selects.at(-1)).toEqual(['tests/mixins.py', 'tests/test_a.py', 'tests/test_b.py']);
+    // test_a is gone from its file's run, test_b passes there, test_c's file is untouched.
+    expect(hidden).toEqual({ ok: true, label: 'with the bug and the weakening', seconds: 0, results: { 'tests/test_b.py::test_b': 'passed', 'tests/test_c.py::test_c': 'passed' } });
+  });
+});
