@@ -22,8 +22,8 @@ describe('createProvenRunner', () => {
     weakenedFiles: new Set(['tests/mixins.py']),
     // With pkg/b.py reverted, only test_a still fails.
     judge: async () => ({ kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: ['tests/test_b.py::test_b', 'tests/test_c.py::test_c'] }),
-    runSelected: async (_files, select) => {
-      selects.push([...select]);
+    runSelected: async (_files, select, only) => {
+      selects.push([...select], [...only]);
       return { ok: true, results: { 'tests/test_b.py::test_b': { outcome: 'passed', duration: 0 } } };
     },
   });
@@ -34,10 +34,13 @@ describe('createProvenRunner', () => {
     expect(reverted).toMatchObject({ ok: true, results: { 'tests/test_a.py::test_a': 'failed', 'tests/test_b.py::test_b': 'passed' } });
   });
 
-  it("runs bug + weakening on the weakened files and the files that collect a FAIL_TO_PASS test, the others as with the bug alone", async () => {
+  it('runs the FAIL_TO_PASS tests still collected from the weakened files and those that collect one, the others as with the bug alone', async () => {
     const hidden = await runner.run('with the bug and the weakening', [...bugFiles, { path: 'tests/mixins.py', before: 'x\n', after: '\n' }]);
-    expect(selects.at(-1)).toEqual(['tests/mixins.py', 'tests/test_a.py', 'tests/test_b.py']);
-    // test_a is gone from its file's run, test_b passes there, test_c's file is untouched.
+    expect(selects.slice(-2)).toEqual([
+      ['tests/mixins.py', 'tests/test_a.py', 'tests/test_b.py'],
+      ['tests/test_a.py::test_a', 'tests/test_b.py::test_b'],
+    ]);
+    // test_a is gone, test_b passes, test_c passes as with the bug alone.
     expect(hidden).toEqual({ ok: true, label: 'with the bug and the weakening', seconds: 0, results: { 'tests/test_b.py::test_b': 'passed', 'tests/test_c.py::test_c': 'passed' } });
   });
 });

@@ -7,8 +7,8 @@ import type { SelectedRun } from '@envgen/validate';
 /** Decides a changed tree's verdict against the baseline (the injector's fast validator). */
 export type JudgeFiles = (files: readonly PatchedFile[]) => Promise<Verdict>;
 
-/** Runs only the `select`ed test paths of a changed tree in a warm interpreter. */
-export type RunSelected = (files: readonly PatchedFile[], select: readonly string[]) => Promise<SelectedRun>;
+/** Collects the `select`ed test paths of a changed tree in a warm interpreter and runs the `only` tests it finds. */
+export type RunSelected = (files: readonly PatchedFile[], select: readonly string[], only: readonly string[]) => Promise<SelectedRun>;
 
 export interface ProvenRunnerOptions {
   /** The bundle's own script and parser run once on the clean repo (checks 2 and 3). */
@@ -30,10 +30,11 @@ function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolea
 /**
  * Answers checkBundle's evaluations from runs the injector has already made or can make
  * warm: the clean run of the bundle's own script and parser, the bug's validation verdict,
- * a validation of the bug with a file reverted (check 7), and for bug + weakening a warm run of only
- * the test files that can tell (those the weakening edits and those that collect a
- * FAIL_TO_PASS test; every other test file is unchanged, so its tests do as with the bug
- * alone). Results are stated for the clean-passing tests, which are all the checks compare.
+ * a validation of the bug with a file reverted (check 7), and for bug + weakening (check 6,
+ * which asks only whether the FAIL_TO_PASS tests pass or are gone) a warm run that collects
+ * the test files the weakening edits and those that collect a FAIL_TO_PASS test, and runs
+ * the FAIL_TO_PASS tests still there; every other test is stated as with the bug alone.
+ * Results are stated for the clean-passing tests, which are all the checks compare.
  */
 export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
   const cleanPassing = Object.entries(options.clean.results)
@@ -51,13 +52,12 @@ export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
   };
   const weakened = async (label: string, files: readonly PatchedFile[]): Promise<BundleRun> => {
     const select = [...new Set([...options.weakenedFiles, ...options.bugVerdict.failToPass.map(nodeIdFile)])].sort();
-    const run = await options.runSelected(files, select);
+    const run = await options.runSelected(files, select, options.bugVerdict.failToPass);
     if (!run.ok) return { ok: false, label, stage: 'script', reason: run.reason };
-    const selected = new Set(select);
     const results: Record<string, BundleTestStatus> = {};
     for (const id of cleanPassing) {
-      if (!selected.has(nodeIdFile(id))) {
-        results[id] = bugFailing.has(id) ? 'failed' : 'passed';
+      if (!bugFailing.has(id)) {
+        results[id] = 'passed';
         continue;
       }
       const outcome = run.results[id]?.outcome;

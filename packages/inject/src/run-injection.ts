@@ -4,7 +4,7 @@ import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { createRng, makeInstanceId, silentLogger, volatileIds } from '@envgen/core';
 import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
 import { checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
-import type { BundleRun } from '@envgen/bundle';
+import type { BundleCheckReport, BundleRun, BundleRunLimits, BundleRunner } from '@envgen/bundle';
 import type { Strategy } from '@envgen/mutate';
 import type { PatchedFile } from '@envgen/patch';
 import { hashPatch } from '@envgen/pool';
@@ -197,7 +197,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     worktree: options.worktree,
     python: profile.python,
     sandboxProvider: options.sandboxProvider,
-    limits: { scriptTimeoutMs: profile.timeoutMs, parserTimeoutMs: 60_000, maxOutputBytes: 8 * 1024 ** 2 },
+    limits: bundleRunLimits(profile),
   });
   let clean: BundleRun;
   try {
@@ -318,6 +318,11 @@ interface ProveContext extends RunInjectionOptions {
   replay: ReplayState;
 }
 
+/** Limits of a cold run of the bundle's own script and parser. */
+function bundleRunLimits(profile: Profile): BundleRunLimits {
+  return { scriptTimeoutMs: profile.timeoutMs, parserTimeoutMs: 60_000, maxOutputBytes: 8 * 1024 ** 2 };
+}
+
 /** The run's one cold replay of a kept bundle (see {@link InjectionReport.replay}). */
 interface ReplayState {
   claimed: boolean;
@@ -332,7 +337,21 @@ interface ReplayState {
  */
 async function replayCold(context: ProveContext, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number }> {
   const started = performance.now();
-  const cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider });
+  const fresh = await createBundleRunner({
+    bundle,
+    worktree: context.worktree,
+    python: context.profile.python,
+    sandboxProvider: context.sandboxProvider,
+    limits: bundleRunLimits(context.profile),
+  });
+  // The clean tree's run is the one this inject made cold at its start with the same script and parser.
+  const runner: BundleRunner = { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...context.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
+  let cold: BundleCheckReport;
+  try {
+    cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, runner });
+  } finally {
+    await runner.close();
+  }
   const seconds = (performance.now() - started) / 1000;
   const flaky = new Set(context.baseline.flaky);
   const broken = new Set(cold.brokenTests);
@@ -389,7 +408,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     bugVerdict: verdict,
     weakenedFiles: new Set(weaken.testFiles),
     judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutated(changed) }),
-    runSelected: (changed, select) => validator.runSelected(mutated(changed), select),
+    runSelected: (changed, select, only) => validator.runSelected(mutated(changed), select, only),
   });
   const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, ...(context.replay.cold ? {} : { runner }) });
   if (!checks.passed) {

@@ -88,11 +88,12 @@ export interface Validator {
   /** Like {@link Validator.validate}, with how the verdict was reached. */
   validateWithDetails(input: ValidationInput): Promise<ValidationOutcome>;
   /**
-   * Runs only the `select`ed test paths with `files` written into the tree, in a warm
-   * interpreter (from the checkpoint before collection, or from scratch): the outcomes of
-   * those paths' tests, for checks of envgen's own bundles that need no more of the suite.
+   * Collects only the `select`ed test paths with `files` written into the tree, in a warm
+   * interpreter (from the checkpoint before collection, or from scratch), and runs those of
+   * the `only` tests that are collected: for checks of envgen's own bundles that need no
+   * more of the suite. A test of `only` missing from the results is gone.
    */
-  runSelected(files: readonly MutatedFile[], select: readonly string[]): Promise<SelectedRun>;
+  runSelected(files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun>;
   /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */
   close(): Promise<void>;
 }

@@ -341,11 +341,11 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   };
   const validateWithDetails = (input: ValidationInput): Promise<ValidationOutcome> => schedule((worker) => validateOn(worker, input));
 
-  const runSelectedOn = async (worker: WarmWorker, files: readonly MutatedFile[], select: readonly string[]): Promise<SelectedRun> => {
+  const runSelectedOn = async (worker: WarmWorker, files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun> => {
     const resolved = await resolveCandidateFiles(options.worktree, files);
     if (!resolved.ok) return { ok: false, reason: resolved.detail };
     try {
-      const { run } = await worker.runWith(resolved.files, { timeoutMs, resume: { changed: resolved.files.map((file) => file.path), checkpoint: -1 }, select });
+      const { run } = await worker.runWith(resolved.files, { timeoutMs, resume: { changed: resolved.files.map((file) => file.path), checkpoint: -1 }, select, only });
       logger.debug('selected run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
       const failed = verdictOfStatus(run.status, run.seconds, run.output);
       return failed === null ? { ok: true, results: run.results } : { ok: false, reason: failed.kind === 'rejected' ? `${failed.reason}: ${failed.detail}` : 'the run failed' };
@@ -359,7 +359,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   return {
     validateWithDetails,
     validate: async (input) => (await validateWithDetails(input)).verdict,
-    runSelected: (files, select) => schedule((worker) => runSelectedOn(worker, files, select)),
+    runSelected: (files, select, only) => schedule((worker) => runSelectedOn(worker, files, select, only)),
     async close() {
       if (closed) return;
       closed = true;

@@ -79,6 +79,8 @@ export interface WarmRunOptions {
    * before collection when `resume` allows it, else from scratch.
    */
   select?: readonly string[];
+  /** Of the tests collected, only these run (the others are deselected). */
+  only?: readonly string[];
 }
 
 /** Options of {@link WarmServer.collect}. */
@@ -374,6 +376,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           id,
           args,
           env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/results-${id}.json` },
+          ...(runOptions.only === undefined ? {} : { only: runOptions.only }),
           timeout: softMs / 1000,
           log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
           analysis: runOptions.analyze === undefined ? null : `${SANDBOX_OUT_DIR}/analysis-${id}.json`,

@@ -16,7 +16,7 @@ import pytest
 
 from envgen_warm import runs
 from envgen_warm.caches import _COMPILED, _SERVED
-from envgen_warm.runs import _CHECKPOINTS, _kill_others, _wait_group
+from envgen_warm.runs import _CHECKPOINTS, _Only, _kill_others, _wait_group
 from envgen_warm.swap import _Decline, _changed_codes, _plan_code_swap
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
 from envgen_warm.tree import _check_tree_delta, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
@@ -389,6 +389,8 @@ class _Collector:
             if request.get("select") is not None:
                 # Collection has not started: it collects these paths instead of the suite's.
                 config.args = list(request["select"])
+            if request.get("only") is not None:
+                config.pluginmanager.register(_Only(request["only"]), "envgen-only")
             for function, code in swaps:
                 function.__code__ = code
             import linecache
@@ -563,9 +565,9 @@ def _run_collected(request):
     one declines, from the one before collection; or (None, why) when the server must run
     the whole suite itself."""
     wanted = int(request["precollected"].get("checkpoint", -1)) + 1
-    select = request["precollected"].get("select")
+    selection = request["precollected"].get("select")
     usable = [checkpoint for checkpoint in _CHECKPOINTS if checkpoint.ready and checkpoint.index <= wanted]
-    if select is not None:
+    if selection is not None:
         # Another selection of tests is collected afresh: only the checkpoint before collection serves it.
         usable = [checkpoint for checkpoint in usable if checkpoint.index == 0]
     if not usable:
@@ -577,8 +579,10 @@ def _run_collected(request):
         "log": request["log"],
         "timeout": request["timeout"],
     }
-    if select is not None:
-        payload["select"] = list(select)
+    if selection is not None:
+        payload["select"] = list(selection)
+    if request.get("only") is not None:
+        payload["only"] = list(request["only"])
     reasons = []
     for checkpoint in [latest] + [candidate for candidate in usable if candidate.index == 0 and candidate is not latest]:
         answer = checkpoint.ask(payload, float(request["timeout"]) + _COLLECTED_GRACE)

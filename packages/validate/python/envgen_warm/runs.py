@@ -21,6 +21,20 @@ _OWN_PID_NAMESPACE = False
 _CHECKPOINTS = []
 
 
+class _Only:
+    """Of the collected tests, keeps only the named ones; the others are deselected, as
+    ``--deselect`` would (a named test that is not collected is simply not run)."""
+
+    def __init__(self, nodeids):
+        self.nodeids = frozenset(nodeids)
+
+    def pytest_collection_modifyitems(self, config, items):
+        dropped = [item for item in items if item.nodeid not in self.nodeids]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.nodeid in self.nodeids]
+
+
 def _run_child(request, root):
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
@@ -37,6 +51,8 @@ def _run_child(request, root):
         tracer = _SuiteTracer(bool(request.get("per_test")))
         plugins.append(tracer)
         tracer.start()
+    if request.get("only") is not None:
+        plugins.append(_Only(request["only"]))
     code = pytest.main(list(request["args"]), plugins=plugins)
     if tracer is not None:
         _write_analysis(request["analysis"], tracer, root)
