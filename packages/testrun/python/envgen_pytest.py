@@ -18,7 +18,8 @@ not try to rewrite this module's asserts (a warm server imports it before pytest
 about it is an error under a project's ``filterwarnings = error``). The JSON file holds::
 
     {"version": 1, "exitstatus": int, "interrupted": bool,
-     "results": {nodeid: {"outcome": "passed|failed|error|skipped", "duration": float}},
+     "results": {nodeid: {"outcome": "passed|failed|error|skipped", "duration": float,
+                          "wall": float}},   # wall: the whole run protocol, reports included
      "collectionErrors": [{"nodeid": str, "message": str}],
      "coverage": {nodeid: {relpath: [co_firstlineno, ...]}}}   # only with ENVGEN_COVERAGE=1
 """
@@ -29,6 +30,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import pytest
 
@@ -310,9 +312,13 @@ class _Plugin:
     def pytest_runtest_protocol(self, item, nextitem):
         self.recorder.begin_test()
         self.recorder.start_timer(item.nodeid)
+        started = time.perf_counter()
         try:
             yield
         finally:
+            entry = self.recorder.results.get(item.nodeid)
+            if entry is not None:
+                entry["wall"] = time.perf_counter() - started
             self.recorder.stop_timer()
             self.recorder.end_test(item.nodeid)
             if self.recorder.ends_session(item.nodeid):

@@ -175,7 +175,7 @@ describe('buildBaseline in the local sandbox', () => {
         sandboxProvider: provider,
         home,
       });
-      expect(built.results).toEqual({ 'tests/test_generated.py::test_value': { outcome: 'passed', duration: expect.any(Number) } });
+      expect(built.results).toEqual({ 'tests/test_generated.py::test_value': { outcome: 'passed', duration: expect.any(Number), wall: expect.any(Number) } });
       expect(existsSync(join(tree, 'generated.py'))).toBe(false);
       await expect(
         buildBaseline({ worktree: tree, commit: 'd'.repeat(40), profile: fixtureProfile({ install: ['exit 3'] }), sandboxProvider: provider, home }),

@@ -109,7 +109,11 @@ describe('runPytest in the local sandbox', () => {
     expect(run.collectionErrors).toEqual([
       { nodeid: 'tests/test_broken.py', message: "ModuleNotFoundError: No module named 'module_that_does_not_exist_xyz'" },
     ]);
-    for (const result of Object.values(run.results)) expect(result.duration).toBeGreaterThan(0);
+    for (const result of Object.values(run.results)) {
+      expect(result.duration).toBeGreaterThan(0);
+      // The whole protocol holds setup, call and teardown, and pytest's own work for the test.
+      expect(result.wall).toBeGreaterThanOrEqual(result.duration);
+    }
   });
 
   it('runs exactly the given node ids, brackets and spaces included', async () => {
@@ -131,7 +135,7 @@ describe('runPytest in the local sandbox', () => {
       },
       fixtureProfile({ env: { PYTHONPATH: 'src', LIB_MODE: 'fast' }, deselect: ['tests/test_lib.py::test_dropped'] }),
     );
-    expect(run.results).toEqual({ 'tests/test_lib.py::test_mode': { outcome: 'passed', duration: expect.any(Number) } });
+    expect(run.results).toEqual({ 'tests/test_lib.py::test_mode': { outcome: 'passed', duration: expect.any(Number), wall: expect.any(Number) } });
   });
 
   it('reports a repo whose only test file fails to import as a collection error', async () => {
@@ -162,7 +166,7 @@ describe('runPytest in the local sandbox', () => {
     );
     expect(run.status).toBe('timeout');
     expect(run.seconds).toBeLessThan(30);
-    expect(run.results).toEqual({ 'tests/test_hang.py::test_quick': { outcome: 'passed', duration: expect.any(Number) } });
+    expect(run.results).toEqual({ 'tests/test_hang.py::test_quick': { outcome: 'passed', duration: expect.any(Number), wall: expect.any(Number) } });
   });
 
   it('reports a pytest that dies without results as crashed, with its output', async () => {

@@ -140,7 +140,12 @@ export function parseResultsFile(text: string): ResultsFile | null {
   const results: Record<string, TestResult> = {};
   for (const [nodeId, entry] of Object.entries(data['results'])) {
     if (!isRecord(entry) || typeof entry['outcome'] !== 'string' || !OUTCOMES.has(entry['outcome'])) return null;
-    results[nodeId] = { outcome: entry['outcome'] as TestOutcome, duration: Number(entry['duration']) || 0, ...(entry['timedOut'] === true ? { timedOut: true } : {}) };
+    results[nodeId] = {
+      outcome: entry['outcome'] as TestOutcome,
+      duration: Number(entry['duration']) || 0,
+      ...(typeof entry['wall'] === 'number' ? { wall: entry['wall'] } : {}),
+      ...(entry['timedOut'] === true ? { timedOut: true } : {}),
+    };
   }
   const collectionErrors: CollectionError[] = [];
   for (const entry of data['collectionErrors'] as unknown[]) {

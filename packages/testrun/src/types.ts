@@ -5,6 +5,11 @@ export interface TestResult {
   outcome: TestOutcome;
   /** Seconds spent in setup + call + teardown. */
   duration: number;
+  /**
+   * Wall seconds of the test's whole run protocol: its duration plus pytest's own work for
+   * it (hooks, reports, the terminal's output), which every run of it pays.
+   */
+  wall?: number;
   /** Set when the test was stopped at the profile's per-test limit (its outcome is then `failed` or `error`). */
   timedOut?: true;
 }
