@@ -30,7 +30,7 @@ import { runInjection } from '@envgen/inject';
 import type { PlannedCandidate } from '@envgen/inject';
 import { openPool } from '@envgen/pool';
 import { stablePassing, validateReference } from '@envgen/validate';
-import { prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
+import { injectionTarget, prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
 import type { ValidationInput } from '../packages/validate/src/types.js';
 import { formatTable, mapPool, median } from './stats.js';
@@ -59,15 +59,10 @@ type Kept = Map<string, string[] | null>;
 async function runEnvgen(project: CorpusProject, candidates: readonly PlannedCandidate[]): Promise<{ seconds: number; kept: number; outcomes: Kept }> {
   const home = mkdtempSync(join(tmpdir(), 'envgen-e2e-'));
   const pool = openPool(home);
-  const [owner = 'x', name = 'x'] = project.name.split('/');
   try {
     const started = performance.now();
     const report = await runInjection({
-      repo: { owner, name, commit: project.baseline.commit },
-      worktree: project.worktree.path,
-      profile: project.profile,
-      baseline: project.baseline,
-      sandboxProvider: project.provider,
+      ...injectionTarget(project),
       pool,
       count: candidates.length,
       candidates,

@@ -20,7 +20,7 @@ import { selectStrategies } from '@envgen/mutate';
 import { formatPatch, isPatchProblem, parsePatch, reversePatch } from '@envgen/patch';
 import { openPool } from '@envgen/pool';
 import { evaluateRepair } from '@envgen/selfplay';
-import { prepareCorpusProject } from '../packages/validate/src/test-helpers.js';
+import { injectionTarget, prepareCorpusProject } from '../packages/validate/src/test-helpers.js';
 import { formatTable, median } from './stats.js';
 
 const runs = Number(process.argv[2] ?? 5);
@@ -32,13 +32,8 @@ for (const spec of repos) {
   const home = mkdtempSync(join(tmpdir(), 'envgen-bench-repair-'));
   const pool = openPool(home);
   try {
-    const [owner = '', name = ''] = project.name.split('/');
     const injection = await runInjection({
-      repo: { owner, name, commit: project.baseline.commit },
-      worktree: project.worktree.path,
-      profile: project.profile,
-      baseline: project.baseline,
-      sandboxProvider: project.provider,
+      ...injectionTarget(project),
       pool,
       count: 6,
       seed: 11,

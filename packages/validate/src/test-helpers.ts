@@ -46,6 +46,18 @@ export async function prepareCorpusProject(spec: string, logger: Logger = silent
   return { name: `${repo.owner}/${repo.name}`, worktree, profile, baseline, provider };
 }
 
+/** What `runInjection` needs of a corpus project: its repo, clean checkout, profile, baseline and sandboxes. */
+export function injectionTarget(project: CorpusProject) {
+  const [owner = 'x', name = 'x'] = project.name.split('/');
+  return {
+    repo: { owner, name, commit: project.baseline.commit },
+    worktree: project.worktree.path,
+    profile: project.profile,
+    baseline: project.baseline,
+    sandboxProvider: project.provider,
+  };
+}
+
 /**
  * `count` distinct candidates, seeded: a random covered entity (covered by at least one
  * stable passing test), a random strategy that applies to it, kept when the strategy finds

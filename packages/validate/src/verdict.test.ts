@@ -22,6 +22,20 @@ const baseline: Baseline = {
 };
 
 describe('verdicts', () => {
+  it('leaves out tests the run names otherwise (parameter ids made at import), counting a vanished case as failed', () => {
+    const stamped: Baseline = {
+      ...baseline,
+      results: { 't::a': { outcome: 'passed', duration: 0.1 }, 't::p[fixed]': { outcome: 'passed', duration: 0.1 }, 't::p[10:00:01]': { outcome: 'passed', duration: 0.1 } },
+      flaky: [],
+    };
+    const passed = { outcome: 'passed' as const, duration: 0 };
+    const renamed = { status: 'completed' as const, seconds: 1, output: '', results: { 't::a': { outcome: 'failed' as const, duration: 0 }, 't::p[fixed]': passed, 't::p[10:00:07]': passed } };
+    expect(verdictOfRun(stamped, renamed)).toEqual({ kind: 'instance', failToPass: ['t::a'], passToPass: ['t::p[fixed]'] });
+    // A module that no longer collects loses its cases: gone, so failed.
+    const gone = { ...renamed, results: { 't::a': passed } };
+    expect(verdictOfRun(stamped, gone)).toEqual({ kind: 'instance', failToPass: ['t::p[10:00:01]', 't::p[fixed]'], passToPass: ['t::a'] });
+  });
+
   it('counts failed, errored and vanished stable tests as FAIL_TO_PASS, skipped ones as neither', () => {
     expect(stablePassing(baseline)).toEqual(['t::a', 't::b', 't::c']);
     const run = { status: 'completed' as const, seconds: 1, output: '', results: { 't::a': { outcome: 'error' as const, duration: 0 }, 't::b': { outcome: 'skipped' as const, duration: 0 }, 't::flaky': { outcome: 'failed' as const, duration: 0 } } };

@@ -75,8 +75,9 @@ export interface WarmRunOptions {
    */
   resume?: { changed: readonly string[]; checkpoint: number };
   /**
-   * Collects and runs only these test paths (the profile's options kept), from the checkpoint
-   * before collection when `resume` allows it, else from scratch.
+   * Collects and runs only these test paths (the profile's options kept): with `resume`, from
+   * the checkpoint before collection (the only one another selection can go on from), else
+   * from scratch.
    */
   select?: readonly string[];
   /** Of the tests collected, only these run (the others are deselected). */
@@ -386,7 +387,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
             : {
                 precollected: {
                   changed: runOptions.resume.changed,
-                  checkpoint: runOptions.select === undefined ? runOptions.resume.checkpoint : -1,
+                  checkpoint: runOptions.resume.checkpoint,
                   ...(runOptions.select === undefined ? {} : { select: runOptions.select }),
                 },
               }),
