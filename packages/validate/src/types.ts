@@ -91,7 +91,9 @@ export interface Validator {
    * Collects only the `select`ed test paths with `files` written into the tree, in a warm
    * interpreter (from the checkpoint before collection, or from scratch), and runs those of
    * the `only` tests that are collected: for checks of envgen's own bundles that need no
-   * more of the suite. A test of `only` missing from the results is gone.
+   * more of the suite. A test of `only` missing from the results is gone. Changed test files
+   * are collected with plain asserts unless a test of `only` runs (then it runs again with
+   * pytest's assertion rewriting).
    */
   runSelected(files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun>;
   /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */

@@ -255,6 +255,13 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
     expect(run.results).toEqual({ 'tests/test_calc.py::test_mul': expect.objectContaining({ outcome: 'failed' }) });
   });
 
+  it("runs a named test that is still collected with pytest's assertion rewriting, which a test reading an assertion's message needs", async () => {
+    const reading = `${FILES['tests/test_calc.py'] as string}\n\ndef test_reads_message():\n    import pytest\n    value = 3\n    with pytest.raises(AssertionError, match="assert 3 == 4"):\n        assert value == 4\n`;
+    const run = await validator.runSelected([{ path: 'tests/test_calc.py', after: reading }], ['tests/test_calc.py'], ['tests/test_calc.py::test_reads_message']);
+    if (!run.ok) throw new Error(run.reason);
+    expect(run.results).toEqual({ 'tests/test_calc.py::test_reads_message': expect.objectContaining({ outcome: 'passed' }) });
+  });
+
   it('rejects files outside the repo', () => {
     expect(fast.get('escapes')?.verdict).toMatchObject({ kind: 'rejected', reason: 'apply-failed' });
   });

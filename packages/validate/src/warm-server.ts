@@ -82,6 +82,13 @@ export interface WarmRunOptions {
   select?: readonly string[];
   /** Of the tests collected, only these run (the others are deselected). */
   only?: readonly string[];
+  /**
+   * Test files the server holds no assertion rewrite of (the changed ones) are imported with
+   * plain asserts: for a run that asks which tests they collect. A test that reads an
+   * assertion's message may then fail where it would pass, so rerun without it when the run
+   * ran a test whose outcome counts.
+   */
+  plain?: boolean;
 }
 
 /** Options of {@link WarmServer.collect}. */
@@ -378,6 +385,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           args,
           env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/results-${id}.json` },
           ...(runOptions.only === undefined ? {} : { only: runOptions.only }),
+          ...(runOptions.plain === true ? { plain: true } : {}),
           timeout: softMs / 1000,
           log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
           analysis: runOptions.analyze === undefined ? null : `${SANDBOX_OUT_DIR}/analysis-${id}.json`,

@@ -12,6 +12,19 @@ from envgen_warm.tracing import _inside, _module_file
 _REWRITTEN = {}
 
 
+# Set in a child whose run only asks which tests its changed test files collect.
+_PLAIN = []
+
+
+def _import_changed_plain():
+    """In this (child) process, test files the cache has no rewrite of are compiled as they
+    are, their asserts plain: a collection then costs a compile instead of pytest's rewrite
+    (most of collecting a large test file). Only failure messages differ; whether a test is
+    collected, passes or fails does not, except for a test that reads an assertion's message,
+    so a caller reruns with rewriting when such a run ran a test."""
+    _PLAIN.append(True)
+
+
 def _install_rewrite_cache():
     """Serves pytest's assertion rewrite of unchanged test files from the server's cache."""
     from _pytest.assertion import rewrite
@@ -25,6 +38,9 @@ def _install_rewrite_cache():
             stat = os.stat(fn)
             if fn.read_bytes() == source:
                 return stat, code
+        if _PLAIN:
+            stat = os.stat(fn)
+            return stat, compile(fn.read_bytes(), str(fn), "exec", dont_inherit=True)
         return original(fn, config)
 
     rewrite._rewrite_test = cached_rewrite_test

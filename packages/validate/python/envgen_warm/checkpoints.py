@@ -15,7 +15,7 @@ import time
 import pytest
 
 from envgen_warm import runs
-from envgen_warm.caches import _COMPILED, _SERVED
+from envgen_warm.caches import _COMPILED, _SERVED, _import_changed_plain
 from envgen_warm.runs import _CHECKPOINTS, _Only, _kill_others, _wait_group
 from envgen_warm.swap import _Decline, _changed_codes, _plan_code_swap
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
@@ -391,6 +391,8 @@ class _Collector:
                 config.args = list(request["select"])
             if request.get("only") is not None:
                 config.pluginmanager.register(_Only(request["only"]), "envgen-only")
+            if request.get("plain"):
+                _import_changed_plain()
             for function, code in swaps:
                 function.__code__ = code
             import linecache
@@ -583,6 +585,8 @@ def _run_collected(request):
         payload["select"] = list(selection)
     if request.get("only") is not None:
         payload["only"] = list(request["only"])
+    if request.get("plain"):
+        payload["plain"] = True
     reasons = []
     for checkpoint in [latest] + [candidate for candidate in usable if candidate.index == 0 and candidate is not latest]:
         answer = checkpoint.ask(payload, float(request["timeout"]) + _COLLECTED_GRACE)

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from envgen_warm.caches import _import_changed_plain
 from envgen_warm.tracing import _SuiteTracer, _write_analysis
 
 
@@ -53,6 +54,8 @@ def _run_child(request, root):
         tracer.start()
     if request.get("only") is not None:
         plugins.append(_Only(request["only"]))
+    if request.get("plain"):
+        _import_changed_plain()
     code = pytest.main(list(request["args"]), plugins=plugins)
     if tracer is not None:
         _write_analysis(request["analysis"], tracer, root)
