@@ -191,23 +191,10 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   const script = makeTestScript(profile);
   const parser = makeTestParser();
 
-  // The bundle's own script and parser on the clean repo, once: evidence for checks 2 and 3.
-  const cleanRunner = await createBundleRunner({
-    bundle: { 'bug_inject.diff': '', 'test_weaken.diff': '', 'test_files.txt': '', 'test_script.sh': script, 'test_parser.py': parser },
-    worktree: options.worktree,
-    python: profile.python,
-    sandboxProvider: options.sandboxProvider,
-    limits: bundleRunLimits(profile),
-  });
-  let clean: BundleRun;
-  try {
-    clean = await cleanRunner.run('clean repo', []);
-  } finally {
-    await cleanRunner.close();
-  }
-  // Tests this later clean run names otherwise than the baseline did (parameter ids made
-  // from the time) can be in no FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
-  const baseline = withFlaky(options.baseline, clean.ok ? volatileIds(Object.keys(options.baseline.results), Object.keys(clean.results)) : []);
+  // The bundle's own script and parser on the clean repo, once (evidence for checks 2 and 3),
+  // while candidates are planned and the validator starts.
+  const prepared = runCleanBundle(options, script, parser);
+  prepared.catch(() => undefined);
 
   const planned = options.candidates
     ? options.candidates.slice(0, options.count)
@@ -220,21 +207,14 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   // Started on first need: a rerun whose candidates the pool already knows validates nothing.
   const lazy: { validator: Promise<Validator> | null } = { validator: null };
   const validator = (): Promise<Validator> => {
-    lazy.validator ??= createValidator({
-      worktree: options.worktree,
-      profile,
-      baseline,
-      sandboxProvider: options.sandboxProvider,
-      logger,
-      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    });
+    lazy.validator ??= startValidator(options, logger, prepared);
     return lazy.validator;
   };
   const keptBugs: CombinableBug[] = [];
   const replay: ReplayState = { claimed: false, cold: false, report };
   try {
     const handle = async ({ candidate, files: changed }: PlannedCandidate): Promise<void> => {
-      const outcome = await proveCandidate({ ...options, baseline, validator, clean, script, parser, rejectionScope, noteValidation, replay }, candidate, changed);
+      const outcome = await proveCandidate({ ...options, validator, prepared, script, parser, rejectionScope, noteValidation, replay }, candidate, changed);
       const entry = tally(report, candidate.strategy);
       report.tried += 1;
       entry.tried += 1;
@@ -262,6 +242,8 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   } finally {
     if (lazy.validator !== null) await (await lazy.validator).close();
   }
+  // A clean run that could not start at all fails the injection, as it did before any candidate ran.
+  await prepared;
   report.instanceIds.sort();
   report.knownIds.sort();
   report.seconds = (performance.now() - started) / 1000;
@@ -308,9 +290,58 @@ async function takeQuotas(
   return planned;
 }
 
+/** The bundle script's cold clean run, and the baseline with the tests it names otherwise counted as flaky. */
+interface Prepared {
+  clean: BundleRun;
+  baseline: Baseline;
+}
+
+/**
+ * Runs the bundle's own script and parser once on the clean repo. Tests this run names
+ * otherwise than the baseline did (parameter ids made from the time) can be in no
+ * FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
+ */
+async function runCleanBundle(options: RunInjectionOptions, script: string, parser: string): Promise<Prepared> {
+  const runner = await createBundleRunner({
+    bundle: { 'bug_inject.diff': '', 'test_weaken.diff': '', 'test_files.txt': '', 'test_script.sh': script, 'test_parser.py': parser },
+    worktree: options.worktree,
+    python: options.profile.python,
+    sandboxProvider: options.sandboxProvider,
+    limits: bundleRunLimits(options.profile),
+  });
+  try {
+    const clean = await runner.run('clean repo', []);
+    return { clean, baseline: withFlaky(options.baseline, clean.ok ? volatileIds(Object.keys(options.baseline.results), Object.keys(clean.results)) : []) };
+  } finally {
+    await runner.close();
+  }
+}
+
+/** The validator, started beside the bundle's clean run; it takes that run's renamed tests in before any verdict. */
+async function startValidator(options: RunInjectionOptions, logger: Logger, prepared: Promise<Prepared>): Promise<Validator> {
+  const [started, clean] = await Promise.allSettled([
+    createValidator({
+      worktree: options.worktree,
+      profile: options.profile,
+      baseline: options.baseline,
+      sandboxProvider: options.sandboxProvider,
+      logger,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    }),
+    prepared,
+  ]);
+  if (started.status === 'rejected') throw started.reason;
+  if (clean.status === 'rejected') {
+    await started.value.close();
+    throw clean.reason;
+  }
+  if (clean.value.clean.ok) started.value.noteCleanRun(clean.value.clean.results);
+  return started.value;
+}
+
 interface ProveContext extends RunInjectionOptions {
   validator: () => Promise<Validator>;
-  clean: BundleRun;
+  prepared: Promise<Prepared>;
   script: string;
   parser: string;
   rejectionScope: { repo: string; commit: string; profileHash: string };
@@ -335,7 +366,7 @@ interface ReplayState {
  * Checks `bundle` cold (its own script and parser, fresh sandboxes) and compares the tests
  * its bug breaks with the validator's FAIL_TO_PASS (flaky tests may differ).
  */
-async function replayCold(context: ProveContext, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number }> {
+async function replayCold(context: ProveContext, prepared: Prepared, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number }> {
   const started = performance.now();
   const fresh = await createBundleRunner({
     bundle,
@@ -345,7 +376,7 @@ async function replayCold(context: ProveContext, bundle: BundleFiles, failToPass
     limits: bundleRunLimits(context.profile),
   });
   // The clean tree's run is the one this inject made cold at its start with the same script and parser.
-  const runner: BundleRunner = { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...context.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
+  const runner: BundleRunner = { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...prepared.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
   let cold: BundleCheckReport;
   try {
     cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, runner });
@@ -353,7 +384,7 @@ async function replayCold(context: ProveContext, bundle: BundleFiles, failToPass
     await runner.close();
   }
   const seconds = (performance.now() - started) / 1000;
-  const flaky = new Set(context.baseline.flaky);
+  const flaky = new Set(prepared.baseline.flaky);
   const broken = new Set(cold.brokenTests);
   const missed = failToPass.filter((id) => !broken.has(id));
   const extra = cold.brokenTests.filter((id) => !failToPass.includes(id) && !flaky.has(id));
@@ -390,10 +421,12 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   context.noteValidation(outcome);
   const verdict = outcome.verdict;
   if (verdict.kind === 'rejected') return reject(verdict.reason, verdict.detail);
-  if (!context.clean.ok) return reject('check-failed', `the bundle's test script does not run on the clean repo: ${context.clean.reason}`, true);
+  const prepared = await context.prepared;
+  const { clean } = prepared;
+  if (!clean.ok) return reject('check-failed', `the bundle's test script does not run on the clean repo: ${clean.reason}`, true);
 
   const readClean = (path: string) => readFile(join(context.worktree, path), 'utf8').catch(() => null);
-  const weaken = await makeTestWeaken({ readFile: readClean, failToPass: verdict.failToPass, testFiles: profile.testFiles, nodeIds: Object.keys(context.baseline.results) });
+  const weaken = await makeTestWeaken({ readFile: readClean, failToPass: verdict.failToPass, testFiles: profile.testFiles, nodeIds: Object.keys(prepared.baseline.results) });
   if (weaken.unresolved.length > 0) return reject('unweakenable', `the weakening cannot delete failing tests it finds no definition of in a test file (doctests, generated tests): ${weaken.unresolved.slice(0, 5).join(', ')}`);
   const bundle: BundleFiles = {
     'bug_inject.diff': candidate.patch,
@@ -403,7 +436,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     'test_parser.py': context.parser,
   };
   const runner = createProvenRunner({
-    clean: context.clean,
+    clean,
     bugFiles: files,
     bugVerdict: verdict,
     weakenedFiles: new Set(weaken.testFiles),
@@ -419,7 +452,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   }
   if (!context.replay.claimed) {
     context.replay.claimed = true;
-    const replayed = await replayCold(context, bundle, verdict.failToPass);
+    const replayed = await replayCold(context, prepared, bundle, verdict.failToPass);
     context.replay.report.replay = { strategy: candidate.strategy, ...replayed };
     if (!replayed.agreed) {
       context.replay.cold = true;

@@ -96,6 +96,12 @@ export interface Validator {
    * pytest's assertion rewriting).
    */
   runSelected(files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun>;
+  /**
+   * Takes in another clean run of the suite (the results of the bundle script's own, say):
+   * the tests it names otherwise than the baseline (parameter ids made from the time) count
+   * as flaky from now on, as those of the validator's own clean runs do.
+   */
+  noteCleanRun(results: Readonly<Record<string, unknown>>): void;
   /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */
   close(): Promise<void>;
 }

@@ -364,6 +364,10 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     validateWithDetails,
     validate: async (input) => (await validateWithDetails(input)).verdict,
     runSelected: (files, select, only) => schedule((worker) => runSelectedOn(worker, files, select, only)),
+    noteCleanRun(results) {
+      noteCleanRun(results);
+      stable = stablePassing(baseline);
+    },
     async close() {
       if (closed) return;
       closed = true;
