@@ -17,7 +17,7 @@ import pytest
 from envgen_warm import runs
 from envgen_warm.caches import _COMPILED, _SERVED, _import_changed_plain
 from envgen_warm.runs import _CHECKPOINTS, _Only, _kill_others, _wait_group
-from envgen_warm.swap import _Decline, _changed_codes, _plan_code_swap
+from envgen_warm.swap import _Decline, _changed_codes, _plan_code_swap, _qualname, _shape
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
 from envgen_warm.tree import _check_tree_delta, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
 
@@ -29,7 +29,10 @@ from envgen_warm.tree import _check_tree_delta, _remove_tree, _restore_tree_delt
 # scratch directory copied aside), each serving runs by forking a child that goes on from
 # that point. The first checkpoint is taken when configuration is done and collection is
 # about to start: a child of it imports the files as they are on disk, collects and runs the
-# whole suite, as a fresh pytest would, minus start-up and configuration. The others are
+# whole suite, as a fresh pytest would, minus start-up and configuration. A file a conftest
+# already imported there is not imported again: the child swaps in its changed functions'
+# code (as below), provided its module- and class-level code is unchanged and none of the
+# changed functions ran before collection (a profiler watches until then). The others are
 # taken at the start of chosen tests' protocols. A change inside function bodies that never
 # run at import, during collection or in shared fixture set-up cannot show before the first
 # test that runs one of those functions: every test before it runs exactly as on the clean
@@ -107,6 +110,14 @@ class _Collector:
         self.inside_of = {}
         self.tracer = None
         self.analysis = None
+        # Profiles what runs before collection when no tracer does (see ``_ran_so_far``).
+        self.early = None
+        # ids of the worktree code objects that ran before collection (conftests, plugins,
+        # hooks), as the checkpoint before collection records them; None when unknown. Ids,
+        # not the objects: a container holding a code object keeps its function from taking
+        # new code, and a changed function's clean code lives as long as the server, so its
+        # id is no other object's.
+        self.ran_before = None
         self.fds_before = _open_fds()
         self.allowed = {_identity(fd) for fd in (0, 1, 2)} | {_identity(os.devnull)}
 
@@ -211,7 +222,21 @@ class _Collector:
             return "envgen's results plugin is not active"
         return None
 
+    def _ran_so_far(self):
+        """The ids of the worktree code objects that have run in this process so far, or None
+        when no profiler watched; stops the early profiler."""
+        profiler = self.tracer.profiler if self.tracer is not None else self.early
+        if profiler is None:
+            return None
+        stats = profiler.getstats()
+        if profiler is self.early:
+            profiler.disable()
+            self.early = None
+        return frozenset(id(entry.code) for entry in stats if not isinstance(entry.code, str) and self._inside(entry.code.co_filename) is not None)
+
     def _checkpoint(self, index):
+        if index == 0:
+            self.ran_before = self._ran_so_far()
         why = self._unshareable()
         delta = None
         if why is None and index > 0:
@@ -294,9 +319,9 @@ class _Collector:
             entry = self.files.get(real)
             if entry is None:
                 continue  # never imported here: a child imports it from disk
-            if self.index == 0:
-                # Before collection only a conftest imports project files, and what ran then
-                # ran unchanged: a child must import the changed file afresh.
+            if self.index == 0 and self.ran_before is None:
+                # What ran before collection (a conftest importing project files) ran unchanged
+                # and nothing recorded what: a child must import the changed file afresh.
                 raise _Decline("%s was imported before collection" % rel)
             if entry["unsafe"]:
                 raise _Decline(entry["unsafe"])
@@ -314,6 +339,12 @@ class _Collector:
                 except (SyntaxError, ValueError):
                     raise _Decline("%s does not compile" % rel)
                 changed_codes = _changed_codes(old_tree, new_tree)
+                if self.index == 0:
+                    # Functions of a file a conftest imported may take new code before
+                    # collection as long as none that behaves differently has run yet.
+                    for old, new in changed_codes:
+                        if id(old) in self.ran_before and (new is None or _shape(new) != _shape(old)):
+                            raise _Decline("%s:%s ran before collection" % (rel, _qualname(old)))
                 if changed_codes:
                     swaps.extend(_plan_code_swap(changed_codes))
         return swaps
@@ -428,6 +459,12 @@ def _collector_main(control, channels, request, root, scratch, vault):
         collector.analysis = request["analysis"]
         plugins.append(collector.tracer)
         collector.tracer.start()
+    else:
+        # What runs before collection, for the checkpoint there (see ``_plan``).
+        import _lsprof
+
+        collector.early = _lsprof.Profiler()
+        collector.early.enable(subcalls=False, builtins=False)
     code = pytest.main(args, plugins=plugins)
     sys.stdout.flush()
     sys.stderr.flush()
