@@ -118,6 +118,26 @@ function dirnameOf(path: string): string {
   return slash < 0 ? '' : path.slice(0, slash);
 }
 
+/** How many parsed test files {@link parseTestFile} keeps. */
+const PARSED_FILES = 16;
+const parsedFiles = new Map<string, SyntaxNode>();
+
+/**
+ * The syntax tree of a test file's text, parsed once while it is among the last few read:
+ * every weakening of one inject reads the same clean test files (the trees are only read).
+ */
+function parseTestFile(source: string): SyntaxNode {
+  let root = parsedFiles.get(source);
+  if (root === undefined) {
+    root = parsePython(source).rootNode;
+    if (parsedFiles.size >= PARSED_FILES) parsedFiles.delete(parsedFiles.keys().next().value as string);
+  } else {
+    parsedFiles.delete(source);
+  }
+  parsedFiles.set(source, root);
+  return root;
+}
+
 /**
  * Resolves definitions across the test files: a class or function a test module uses may be
  * defined in it or imported from another module of the tree (`from tests.base import Mixin`,
@@ -134,7 +154,7 @@ class DefinitionResolver {
   file(path: string): Promise<ParsedFile | null> {
     let parsed = this.files.get(path);
     if (parsed === undefined) {
-      parsed = this.read(path).then((source) => (source === null ? null : { path, source, root: parsePython(source).rootNode }));
+      parsed = this.read(path).then((source) => (source === null ? null : { path, source, root: parseTestFile(source) }));
       this.files.set(path, parsed);
     }
     return parsed;
