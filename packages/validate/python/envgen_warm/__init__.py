@@ -42,8 +42,8 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   ``precollected`` (and the same paths in ``args``) only those paths are collected and run,
   from the checkpoint before collection or from scratch; with ``"only": [nodeid, ...]`` in
   the request, of the tests collected only those named run (the others are deselected); with
-``"plain": true``, test files the server holds no rewrite of are imported with plain asserts
-(see ``caches._import_changed_plain``).
+  ``"plain": true``, test files the server holds no rewrite of are imported with plain
+  asserts (see ``caches._import_changed_plain``).
 
 The server never imports the project's own modules, so every child imports the files as
 they are on disk when it starts.
