@@ -17,7 +17,7 @@ import pytest
 from envgen_warm import runs
 from envgen_warm.caches import _COMPILED, _SERVED, _import_changed_plain
 from envgen_warm.runs import _CHECKPOINTS, _Only, _kill_others, _wait_group
-from envgen_warm.swap import _Decline, _changed_codes, _plan_code_swap, _qualname, _shape
+from envgen_warm.swap import _Decline, _changed_codes, _function_index, _plan_code_swap, _qualname, _ran_before
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
 from envgen_warm.tree import _check_tree_delta, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
 
@@ -107,6 +107,7 @@ class _Collector:
         # What the clean run had written into the tree when this checkpoint was taken.
         self.delta = None
         self.files = None
+        self.functions = None
         self.inside_of = {}
         self.tracer = None
         self.analysis = None
@@ -310,6 +311,18 @@ class _Collector:
                 entry["unsafe"] = "%s was imported without the warm code cache" % name
         return files
 
+    def _functions(self):
+        """The functions of the worktree's modules here, by code (``_function_index``),
+        found once: nothing changes in a checkpoint between the runs it serves."""
+        if self.functions is None:
+            modules = {
+                name: module
+                for name, module in list(sys.modules.items())
+                if module is not None and self._inside(_module_file(module)) is not None
+            }
+            self.functions = _function_index([vars(module) for module in modules.values()], lambda name: isinstance(name, str) and name in modules)
+        return self.functions
+
     def _plan(self, changed):
         if self.files is None:
             self.files = self._index_files()
@@ -342,11 +355,11 @@ class _Collector:
                 if self.index == 0:
                     # Functions of a file a conftest imported may take new code before
                     # collection as long as none that behaves differently has run yet.
-                    for old, new in changed_codes:
-                        if id(old) in self.ran_before and (new is None or _shape(new) != _shape(old)):
-                            raise _Decline("%s:%s ran before collection" % (rel, _qualname(old)))
+                    ran = _ran_before(changed_codes, self.ran_before)
+                    if ran is not None:
+                        raise _Decline("%s:%s ran before collection" % (rel, _qualname(ran)))
                 if changed_codes:
-                    swaps.extend(_plan_code_swap(changed_codes))
+                    swaps.extend(_plan_code_swap(changed_codes, self._functions()))
         return swaps
 
     def _serve(self):

@@ -59,9 +59,12 @@ class _SuiteTracer:
             self.spawning.add(self.current)
 
     def silence(self):
-        """Stops tracing for good (in a forked process that must run as if untraced)."""
+        """Stops tracing for good (in a forked process that must run as if untraced), and
+        lets go of what it recorded: no code object stays referenced from here."""
         self.active = False
         self.profiler.disable()
+        self.profiler.clear()
+        self.buckets = {None: set()}
 
     def switch(self, key):
         if not self.active:
