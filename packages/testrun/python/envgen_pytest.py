@@ -56,38 +56,71 @@ def _short_message(report):
     return (lines[-1] if lines else "collection failed")[:_MESSAGE_LIMIT]
 
 
+def _stamp_threads(box):
+    """Makes each thread a test starts record into that test's set (a thread started by such
+    a thread, into its starter's), read by ``_owner``: a thread a test leaves running goes on
+    crediting that test, whichever test is running when it gets the processor, so coverage
+    does not depend on thread timing. ``box``: [the current test's set, whether a test runs]."""
+    original = threading.Thread.start
+
+    def start(thread, *args, **kwargs):
+        owner = _owner()
+        if owner is None and box[1]:
+            owner = box[0]
+        if owner is not None:
+            try:
+                thread._envgen_codes = owner
+            except AttributeError:  # a thread class without a __dict__: it records as before
+                pass
+        return original(thread, *args, **kwargs)
+
+    threading.Thread.start = start
+    return original
+
+
+def _owner():
+    """The set the current thread records into, or None for the main thread and threads
+    started outside tests (they record into the current test's)."""
+    return getattr(threading.current_thread(), "_envgen_codes", None)
+
+
 class _ProfilerTracer:
     """Python <= 3.11: which code objects each test called.
 
     The main thread uses cProfile's C profiler (``_lsprof``) without builtins: its per-call
     cost is in C, far below a Python trace function, and its stats name every code object
     called. Threads started by tests get a global trace function that notes each new
-    frame's code and returns None (no line events).
+    frame's code in their owner's set (see ``_stamp_threads``) and returns None (no line
+    events).
     """
 
     def __init__(self):
         import _lsprof
 
-        self._box = [set()]
+        self._box = [set(), False]
         self._profiler = _lsprof.Profiler()
+        self._start = None
 
     def start(self):
         box = self._box
 
         def tracer(frame, event, arg):
-            box[0].add(frame.f_code)
+            owner = _owner()
+            (owner if owner is not None else box[0]).add(frame.f_code)
 
+        self._start = _stamp_threads(box)
         threading.settrace(tracer)
 
     def begin(self):
-        self._box[0] = set()
+        self._box[:] = [set(), True]
         self._profiler.clear()
         self._profiler.enable(subcalls=False, builtins=False)
 
     def end(self):
+        """The set of the test that ends: its threads may add to it later."""
         self._profiler.disable()
         codes = self._box[0]
-        self._box[0] = set()
+        self._box[:] = [set(), False]
         codes.update(entry.code for entry in self._profiler.getstats() if not isinstance(entry.code, str))
         self._profiler.clear()
         return codes
@@ -95,15 +128,20 @@ class _ProfilerTracer:
     def stop(self):
         self._profiler.disable()
         threading.settrace(None)
+        if self._start is not None:
+            threading.Thread.start = self._start
 
 
 class _MonitoringTracer:
     """Python >= 3.12: sys.monitoring PY_START events, disabled per code object after the
-    first sighting and re-armed between tests, so each function costs one callback per test."""
+    first sighting and re-armed between tests, so each function costs one callback per test.
+    A thread recording into another test's set (see ``_stamp_threads``) does not disable the
+    event: the current test must still see its own first call."""
 
     def __init__(self):
-        self._box = [set()]
+        self._box = [set(), False]
         self._tool = None
+        self._start = None
 
     def start(self):
         monitoring = sys.monitoring
@@ -118,26 +156,34 @@ class _MonitoringTracer:
         box = self._box
 
         def on_start(code, offset):
-            box[0].add(code)
-            return disable
+            owner = _owner()
+            if owner is None or owner is box[0]:
+                box[0].add(code)
+                return disable
+            owner.add(code)
+            return None
 
+        self._start = _stamp_threads(box)
         monitoring.register_callback(self._tool, monitoring.events.PY_START, on_start)
         monitoring.set_events(self._tool, monitoring.events.PY_START)
 
     def begin(self):
         if self._tool is None:
             return
-        self._box[0] = set()
+        self._box[:] = [set(), True]
         sys.monitoring.restart_events()
 
     def end(self):
+        """The set of the test that ends: its threads may add to it later."""
         if self._tool is None:
             return set()
         codes = self._box[0]
-        self._box[0] = set()
+        self._box[:] = [set(), False]
         return codes
 
     def stop(self):
+        if self._start is not None:
+            threading.Thread.start = self._start
         if self._tool is None:
             return
         monitoring = sys.monitoring
@@ -267,11 +313,17 @@ class _Recorder:
     def end_test(self, nodeid):
         if self.tracer is None:
             return
-        per_file = self.coverage.setdefault(nodeid, {})
-        for code in self.tracer.end():
-            key = self._file_key(code.co_filename)
-            if key is not None:
-                per_file.setdefault(key, set()).add(code.co_firstlineno)
+        # Read when the results are written: threads the test left running add to it until then.
+        self.coverage.setdefault(nodeid, []).append(self.tracer.end())
+
+    def _lines(self, code_sets):
+        per_file = {}
+        for codes in code_sets:
+            for code in codes.copy():
+                key = self._file_key(code.co_filename)
+                if key is not None:
+                    per_file.setdefault(key, set()).add(code.co_firstlineno)
+        return {path: sorted(lines) for path, lines in sorted(per_file.items())}
 
     # -- output -----------------------------------------------------------------------
 
@@ -294,10 +346,7 @@ class _Recorder:
             "collectionErrors": self.collection_errors,
         }
         if self.coverage is not None:
-            payload["coverage"] = {
-                nodeid: {path: sorted(lines) for path, lines in sorted(files.items())}
-                for nodeid, files in self.coverage.items()
-            }
+            payload["coverage"] = {nodeid: self._lines(code_sets) for nodeid, code_sets in self.coverage.items()}
         temp = "%s.tmp%d" % (self.results_path, os.getpid())
         with open(temp, "w", encoding="utf-8") as handle:
             json.dump(payload, handle)

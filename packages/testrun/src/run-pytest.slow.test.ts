@@ -214,4 +214,40 @@ describe('runPytest in the local sandbox', () => {
     const files = new Set(Object.values(run.coverage ?? {}).flatMap((perFile) => Object.keys(perFile)));
     expect([...files].sort()).toEqual(['pkg/m.py', 'tests/test_m.py']);
   });
+
+  it('credits what a thread a test left running does to that test, whichever test runs meanwhile', async () => {
+    // The thread calls leaked() only while the second test runs: a tracer crediting the
+    // current test would give it to that one (or to either, as thread timing falls).
+    const run = await runFixture(
+      {
+        'pkg/__init__.py': '',
+        'pkg/m.py': 'def leaked():\n    return 2\n',
+        'tests/test_leak.py': [
+          'import threading',
+          'from pkg.m import leaked',
+          '',
+          'go = threading.Event()',
+          'done = threading.Event()',
+          '',
+          'def work():',
+          '    go.wait(10)',
+          '    leaked()',
+          '    done.set()',
+          '',
+          'def test_a_starts_a_thread():',
+          '    threading.Thread(target=work, daemon=True).start()',
+          '',
+          'def test_b_runs_while_it_works():',
+          '    go.set()',
+          '    assert done.wait(10)',
+          '',
+        ].join('\n'),
+      },
+      fixtureProfile(),
+      { coverage: true },
+    );
+    expect(run.results['tests/test_leak.py::test_b_runs_while_it_works']?.outcome).toBe('passed');
+    expect(run.coverage?.['tests/test_leak.py::test_a_starts_a_thread']).toEqual({ 'pkg/m.py': [1], 'tests/test_leak.py': [7, 12] });
+    expect(run.coverage?.['tests/test_leak.py::test_b_runs_while_it_works']).toEqual({ 'tests/test_leak.py': [15] });
+  });
 });
