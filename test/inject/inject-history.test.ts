@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
-import { silentLogger } from '@envgen/core';
+import { createLogger, silentLogger } from '@envgen/core';
 import { createProgress, runInject } from '@envgen/cli';
 import { openPool } from '@envgen/pool';
 import { writeFixtureRepo } from '../support/fixture-repo.js';
@@ -51,5 +51,23 @@ describe('envgen inject on a repo with git history', () => {
     } finally {
       pool.close();
     }
+    expect(report.history).toEqual({ versions: 1, files: 1, shallow: false });
+  });
+
+  it('says when the repo is a shallow clone, whose history holds no past version to re-apply', async () => {
+    const repo = writeFixtureRepo({ 'calc.py': BUGGY, 'tests/test_calc.py': TESTS }, { git: true, name: 'calc' });
+    writeFileSync(join(repo, 'calc.py'), FIXED);
+    commitAll(repo, 'fix clamp');
+    const shallow = join(mkdtempSync(join(tmpdir(), 'envgen-shallow-')), 'calc');
+    execFileSync('git', ['clone', '-q', '--depth', '1', `file://${repo}`, shallow]);
+    const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
+    const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
+    const warnings: string[] = [];
+    const logger = createLogger({ level: 'warn', write: (line) => warnings.push(line) });
+
+    const report = await runInject({ repo: shallow, count: 3, seed: 1, strategies: ['history_revert'], combine: 0 }, settings, logger, createProgress({ quiet: true }));
+    expect(report.history).toEqual({ versions: 0, files: 0, shallow: true });
+    expect(report.tried).toBe(0);
+    expect(warnings.join('\n')).toContain('the repository is a shallow clone: history_revert candidates come only from the commits it holds');
   });
 });

@@ -4,7 +4,7 @@ import { HISTORY_STRATEGY, createHistoryStrategy, runInjection } from '@envgen/i
 import type { InjectionReport } from '@envgen/inject';
 import { selectStrategies } from '@envgen/mutate';
 import { openPool } from '@envgen/pool';
-import { collectHistoricalVersions } from '@envgen/repo';
+import { collectHistoricalVersions, isShallowRepository } from '@envgen/repo';
 import type { BuildTasksReport } from '@envgen/tasks';
 import { checkoutRepo, prepareRepoRun } from './env-command.js';
 import type { Progress } from './progress.js';
@@ -35,6 +35,12 @@ export interface InjectOptions {
 /** What `envgen inject` did: the injection, then the tasks of the repo's instances that lacked one. */
 export interface InjectCommandReport extends InjectionReport {
   tasks: BuildTasksReport | null;
+  /**
+   * What the history strategy had to draw from (null when it was not asked for): past
+   * versions of the source files, and whether the repo's history is shallow (a `--depth`
+   * clone holds only its last commits, so few or no past versions).
+   */
+  history: { versions: number; files: number; shallow: boolean } | null;
 }
 
 /**
@@ -58,11 +64,16 @@ export async function runInject(
   try {
     const run = await prepareRepoRun(checkout, settings, logger, progress);
     const { profile } = run;
+    let history: InjectCommandReport['history'] = null;
     if (withHistory) {
       // Repos with git history also get bugs that re-apply past versions of functions.
       progress.phase('reading the git history of the source files');
       const versions = await collectHistoricalVersions(worktree.path, repo.commit, { paths: profile.sourceFiles, logger });
       if (versions.length > 0) strategies.push(createHistoryStrategy(versions));
+      history = { versions: versions.length, files: new Set(versions.map((version) => version.path)).size, shallow: await isShallowRepository(worktree.path) };
+      if (history.shallow) {
+        logger.warn('the repository is a shallow clone: history_revert candidates come only from the commits it holds; give envgen a full clone (git fetch --unshallow) for more', { pastVersions: versions.length });
+      }
     }
     progress.phase('starting the validator');
     const injection = await runInjection({
@@ -85,7 +96,7 @@ export async function runInject(
       options.tasks === undefined || options.tasks === null
         ? null
         : await buildRepoTasks({ repo, worktree: worktree.path, profile, provider }, pool, { ...options.tasks, ...(llm === undefined ? {} : { llm }) }, settings, logger, progress);
-    return { ...injection, tasks };
+    return { ...injection, tasks, history };
   } finally {
     pool.close();
     await worktree.remove();
@@ -120,6 +131,9 @@ export function formatInjectReport(report: InjectCommandReport): string {
     table,
     '',
     `sites        ${report.sites.covered} covered entities; ${report.sites.skippedUncovered} skipped as uncovered`,
+    ...(report.history === null
+      ? []
+      : [`history      ${report.history.versions} past version(s) of ${report.history.files} source file(s)${report.history.shallow ? ' (a shallow clone: only the commits it holds; git fetch --unshallow for more)' : ''}`]),
     `dropped      ${dropped || 'none'} (before any test ran)`,
     `rejected     ${rejected || 'none'}`,
     ...(report.afterVerdict.length === 0

@@ -64,3 +64,13 @@ export async function collectHistoricalVersions(repoDir: string, commit: string,
   }
   return versions;
 }
+
+/**
+ * Whether `repoDir` (a checkout, worktree or bare mirror) holds only part of its history (a
+ * `--depth` clone, or a mirror of one): past versions then come only from the commits it has.
+ */
+export async function isShallowRepository(repoDir: string): Promise<boolean> {
+  const git = openGit({ cwd: repoDir, env: { GIT_OPTIONAL_LOCKS: '0' } });
+  const answer = await runGitTask('rev-parse', git.raw(['rev-parse', '--is-shallow-repository']), `Asking git whether ${repoDir} is a shallow clone.`);
+  return answer.trim() === 'true';
+}

@@ -16,7 +16,7 @@ export { mirrorPathForUrl, mirrorPathForTree, nameGitUrl } from './mirror-path.j
 export { createWorktree } from './worktree.js';
 export { openGit, resolveCommit, runGitTask, runGitWithInput } from './git.js';
 export type { OpenGitOptions } from './git.js';
-export { collectHistoricalVersions } from './history.js';
+export { collectHistoricalVersions, isShallowRepository } from './history.js';
 export type { CollectHistoricalVersionsOptions, HistoricalVersion } from './history.js';
 export type { CreateWorktreeOptions } from './worktree.js';
 export { detectProfile, deriveProfile, profileHash, isSkippedDir, DEFAULT_PYTHON, DEFAULT_TIMEOUT_MS, DEFAULT_TEST_TIMEOUT_MS } from './profile.js';
