@@ -15,6 +15,12 @@
  *
  *   node --conditions=@envgen/source --import tsx bench/e2e.ts [count] [runs] [repo...]
  *
+ * With a list of counts (`10,40,100`) it runs only envgen's pipeline, on the first `count`
+ * of the same seeded candidates for each count, and prints how the distance to the limit
+ * falls as a run grows: what a run costs whatever its size (start-up, the bundle script's
+ * cold clean run, the one cold replay) and what each further candidate costs against its
+ * own limit (the marginal ratio between consecutive counts).
+ *
  * A GitHub `owner/name@sha` repo comes from ENVGEN_GITHUB_URL (e.g. file:///srv/git).
  *
  * Bars (issue 9): ≥ 5× faster than naive on toolz and json-patch, ≥ 2.5× on a suite of
@@ -35,7 +41,8 @@ import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
 import type { ValidationInput } from '../packages/validate/src/types.js';
 import { formatTable, mapPool, median } from './stats.js';
 
-const count = Number(process.argv[2] ?? 40);
+const counts = (process.argv[2] ?? '40').split(',').map(Number);
+const count = counts[0] ?? 40;
 const runs = Number(process.argv[3] ?? 1);
 const repos = process.argv.length > 4 ? process.argv.slice(4) : ['debian:toolz', 'debian:python-json-patch'];
 const seed = 7;
@@ -160,7 +167,42 @@ function limitSeconds(project: CorpusProject, inputs: readonly ValidationInput[]
   return total / concurrency;
 }
 
+/** envgen's pipeline on growing prefixes of the same candidates: seconds and limit at each count. */
+async function scaleRows(project: CorpusProject): Promise<string[][]> {
+  const inputs = await sampleCandidates(project, Math.max(...counts), seed);
+  const candidates = await planned(project, inputs);
+  const rows: string[][] = [];
+  let previous: { seconds: number; limit: number } | null = null;
+  for (const size of counts) {
+    const seconds: number[] = [];
+    let kept = 0;
+    for (let run = 0; run < runs; run++) {
+      const fast = await runEnvgen(project, candidates.slice(0, size));
+      seconds.push(fast.seconds);
+      kept = fast.kept;
+    }
+    const current = { seconds: median(seconds), limit: limitSeconds(project, inputs.slice(0, size)) };
+    const marginal = previous === null ? '' : `${((current.seconds - previous.seconds) / (current.limit - previous.limit)).toFixed(1)}×`;
+    rows.push([project.name, String(Math.min(size, inputs.length)), String(kept), current.seconds.toFixed(2), current.limit.toFixed(2), `${(current.seconds / current.limit).toFixed(1)}×`, marginal]);
+    previous = current;
+  }
+  return rows;
+}
+
 const rows: string[][] = [];
+if (counts.length > 1) {
+  for (const spec of repos) {
+    const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
+    try {
+      rows.push(...(await scaleRows(project)));
+    } finally {
+      await project.worktree.remove();
+    }
+  }
+  console.log(`\nenvgen's whole pipeline as a run grows (wall seconds, median of ${runs} run(s), ${concurrency} sandboxes, seed ${seed}; marginal: the added seconds over the added limit since the previous count):`);
+  console.log(formatTable(['project', 'candidates', 'kept', 'envgen s', 'limit s', 'envgen / limit', 'marginal'], rows));
+  process.exit(0);
+}
 for (const spec of repos) {
   const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
   try {
