@@ -56,11 +56,16 @@ def _short_message(report):
     return (lines[-1] if lines else "collection failed")[:_MESSAGE_LIMIT]
 
 
+_THREADS = getattr(threading, "_active", {})
+
+
 def _stamp_threads(box):
-    """Makes each thread a test starts record into that test's set (a thread started by such
-    a thread, into its starter's), read by ``_owner``: a thread a test leaves running goes on
-    crediting that test, whichever test is running when it gets the processor, so coverage
-    does not depend on thread timing. ``box``: [the current test's set, whether a test runs]."""
+    """Makes each thread a test's own body starts record into that test's set (a thread
+    started by such a thread, into its starter's), read by ``_owner``: a thread a test leaves
+    running goes on crediting that test, whichever test is running when it gets the
+    processor, so coverage does not depend on thread timing. Threads started elsewhere (a
+    fixture's server, the project at import) credit the test running at each moment, the one
+    whose requests they serve. ``box``: [the current test's set, whether its call runs]."""
     original = threading.Thread.start
 
     def start(thread, *args, **kwargs):
@@ -80,8 +85,9 @@ def _stamp_threads(box):
 
 def _owner():
     """The set the current thread records into, or None for the main thread and threads
-    started outside tests (they record into the current test's)."""
-    return getattr(threading.current_thread(), "_envgen_codes", None)
+    started outside tests' bodies (they record into the current test's). Reads threading's
+    registry without ``current_thread()``, which would register a thread ``_thread`` started."""
+    return getattr(_THREADS.get(threading.get_ident()), "_envgen_codes", None)
 
 
 class _ProfilerTracer:
@@ -112,9 +118,12 @@ class _ProfilerTracer:
         threading.settrace(tracer)
 
     def begin(self):
-        self._box[:] = [set(), True]
+        self._box[:] = [set(), False]
         self._profiler.clear()
         self._profiler.enable(subcalls=False, builtins=False)
+
+    def calling(self, running):
+        self._box[1] = running
 
     def end(self):
         """The set of the test that ends: its threads may add to it later."""
@@ -170,8 +179,11 @@ class _MonitoringTracer:
     def begin(self):
         if self._tool is None:
             return
-        self._box[:] = [set(), True]
+        self._box[:] = [set(), False]
         sys.monitoring.restart_events()
+
+    def calling(self, running):
+        self._box[1] = running
 
     def end(self):
         """The set of the test that ends: its threads may add to it later."""
@@ -310,6 +322,10 @@ class _Recorder:
         if self.tracer is not None:
             self.tracer.begin()
 
+    def calling(self, running):
+        if self.tracer is not None:
+            self.tracer.calling(running)
+
     def end_test(self, nodeid):
         if self.tracer is None:
             return
@@ -372,6 +388,14 @@ class _Plugin:
             self.recorder.end_test(item.nodeid)
             if self.recorder.ends_session(item.nodeid):
                 item.session.shouldstop = "envgen: %s ran past its limit" % item.nodeid
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        self.recorder.calling(True)
+        try:
+            yield
+        finally:
+            self.recorder.calling(False)
 
     def pytest_runtest_logreport(self, report):
         self.recorder.record_report(report)

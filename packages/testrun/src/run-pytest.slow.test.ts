@@ -215,24 +215,38 @@ describe('runPytest in the local sandbox', () => {
     expect([...files].sort()).toEqual(['pkg/m.py', 'tests/test_m.py']);
   });
 
-  it('credits what a thread a test left running does to that test, whichever test runs meanwhile', async () => {
-    // The thread calls leaked() only while the second test runs: a tracer crediting the
-    // current test would give it to that one (or to either, as thread timing falls).
+  it("credits what a thread a test's body left running does to that test, and what a fixture's thread does to the test it serves", async () => {
+    // The body's thread calls leaked() only while the second test runs: a tracer crediting
+    // the current test would give it to that one (or to either, as thread timing falls). The
+    // module fixture's server thread calls served() for the fourth test's request.
     const run = await runFixture(
       {
         'pkg/__init__.py': '',
-        'pkg/m.py': 'def leaked():\n    return 2\n',
+        'pkg/m.py': 'def leaked():\n    return 2\n\n\ndef served():\n    return 3\n',
         'tests/test_leak.py': [
+          'import queue',
           'import threading',
-          'from pkg.m import leaked',
+          'import pytest',
+          'from pkg.m import leaked, served',
           '',
           'go = threading.Event()',
           'done = threading.Event()',
+          'requests = queue.Queue()',
+          'answers = queue.Queue()',
           '',
           'def work():',
           '    go.wait(10)',
           '    leaked()',
           '    done.set()',
+          '',
+          'def serve():',
+          '    while True:',
+          '        requests.get()',
+          '        answers.put(served())',
+          '',
+          '@pytest.fixture(scope="module")',
+          'def server():',
+          '    threading.Thread(target=serve, daemon=True).start()',
           '',
           'def test_a_starts_a_thread():',
           '    threading.Thread(target=work, daemon=True).start()',
@@ -241,13 +255,22 @@ describe('runPytest in the local sandbox', () => {
           '    go.set()',
           '    assert done.wait(10)',
           '',
+          'def test_c_starts_the_server(server):',
+          '    pass',
+          '',
+          'def test_d_asks_it(server):',
+          '    requests.put(1)',
+          '    assert answers.get(timeout=10) == 3',
+          '',
         ].join('\n'),
       },
       fixtureProfile(),
       { coverage: true },
     );
-    expect(run.results['tests/test_leak.py::test_b_runs_while_it_works']?.outcome).toBe('passed');
-    expect(run.coverage?.['tests/test_leak.py::test_a_starts_a_thread']).toEqual({ 'pkg/m.py': [1], 'tests/test_leak.py': [7, 12] });
-    expect(run.coverage?.['tests/test_leak.py::test_b_runs_while_it_works']).toEqual({ 'tests/test_leak.py': [15] });
+    expect(run.results['tests/test_leak.py::test_d_asks_it']?.outcome).toBe('passed');
+    expect(run.coverage?.['tests/test_leak.py::test_a_starts_a_thread']).toEqual({ 'pkg/m.py': [1], 'tests/test_leak.py': [11, 25] });
+    expect(run.coverage?.['tests/test_leak.py::test_b_runs_while_it_works']).toEqual({ 'tests/test_leak.py': [28] });
+    expect(run.coverage?.['tests/test_leak.py::test_c_starts_the_server']).toEqual({ 'tests/test_leak.py': [16, 21, 32] });
+    expect(run.coverage?.['tests/test_leak.py::test_d_asks_it']).toEqual({ 'pkg/m.py': [5], 'tests/test_leak.py': [35] });
   });
 });
