@@ -189,63 +189,60 @@ async function scaleRows(project: CorpusProject): Promise<string[][]> {
   return rows;
 }
 
-const rows: string[][] = [];
-if (counts.length > 1) {
-  for (const spec of repos) {
-    const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
-    try {
-      rows.push(...(await scaleRows(project)));
-    } finally {
-      await project.worktree.remove();
-    }
+/** The end-to-end row of one project: envgen and the naive pipeline on the same candidates. */
+async function compareRow(project: CorpusProject): Promise<string[]> {
+  const inputs = await sampleCandidates(project, count, seed);
+  const candidates = await planned(project, inputs);
+  const envgenSeconds: number[] = [];
+  const naiveSeconds: number[] = [];
+  let kept = { envgen: 0, naive: 0 };
+  let agreeing = 0;
+  let coldDisagreements = 0;
+  const load = loadavg()[0] ?? 0;
+  for (let run = 0; run < runs; run++) {
+    const fast = await runEnvgen(project, candidates);
+    const naive = await runNaive(project, inputs);
+    envgenSeconds.push(fast.seconds);
+    naiveSeconds.push(naive.seconds);
+    kept = { envgen: fast.kept, naive: naive.kept };
+    agreeing = agreement(fast.outcomes, naive.outcomes, new Map(inputs.map((input) => [input.candidate.patch, `${input.candidate.strategy} ${input.candidate.entities.join(',')}`])));
+    coldDisagreements = naive.disagreements;
   }
-  console.log(`\nenvgen's whole pipeline as a run grows (wall seconds, median of ${runs} run(s), ${concurrency} sandboxes, seed ${seed}; marginal: the added seconds over the added limit since the previous count):`);
-  console.log(formatTable(['project', 'candidates', 'kept', 'envgen s', 'limit s', 'envgen / limit', 'marginal'], rows));
-  process.exit(0);
+  const perKept = (seconds: number): number => seconds / Math.max(1, kept.envgen);
+  const envgen = perKept(median(envgenSeconds));
+  const naive = median(naiveSeconds) / Math.max(1, kept.naive);
+  const limit = perKept(limitSeconds(project, inputs));
+  const durationLimit = perKept(limitSeconds(project, inputs, true));
+  console.error(`${project.name}: done`);
+  return [
+    project.name,
+    String(Object.keys(project.baseline.results).length),
+    String(inputs.length),
+    `${kept.envgen}/${kept.naive}`,
+    `${agreeing}/${inputs.length}${coldDisagreements > 0 ? ` (${coldDisagreements} cold runs differ)` : ''}`,
+    envgen.toFixed(2),
+    naive.toFixed(2),
+    `${(naive / envgen).toFixed(1)}×`,
+    limit.toFixed(2),
+    `${(envgen / limit).toFixed(1)}×`,
+    `${durationLimit.toFixed(2)} (${(envgen / durationLimit).toFixed(1)}×)`,
+    load.toFixed(1),
+  ];
 }
+
+const rows: string[][] = [];
 for (const spec of repos) {
   const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
   try {
-    const inputs = await sampleCandidates(project, count, seed);
-    const candidates = await planned(project, inputs);
-    const envgenSeconds: number[] = [];
-    const naiveSeconds: number[] = [];
-    let kept = { envgen: 0, naive: 0 };
-    let agreeing = 0;
-    let coldDisagreements = 0;
-    const load = loadavg()[0] ?? 0;
-    for (let run = 0; run < runs; run++) {
-      const fast = await runEnvgen(project, candidates);
-      const naive = await runNaive(project, inputs);
-      envgenSeconds.push(fast.seconds);
-      naiveSeconds.push(naive.seconds);
-      kept = { envgen: fast.kept, naive: naive.kept };
-      agreeing = agreement(fast.outcomes, naive.outcomes, new Map(inputs.map((input) => [input.candidate.patch, `${input.candidate.strategy} ${input.candidate.entities.join(',')}`])));
-      coldDisagreements = naive.disagreements;
-    }
-    const perKept = (seconds: number): number => seconds / Math.max(1, kept.envgen);
-    const envgen = perKept(median(envgenSeconds));
-    const naive = median(naiveSeconds) / Math.max(1, kept.naive);
-    const limit = perKept(limitSeconds(project, inputs));
-    const durationLimit = perKept(limitSeconds(project, inputs, true));
-    rows.push([
-      project.name,
-      String(Object.keys(project.baseline.results).length),
-      String(inputs.length),
-      `${kept.envgen}/${kept.naive}`,
-      `${agreeing}/${inputs.length}${coldDisagreements > 0 ? ` (${coldDisagreements} cold runs differ)` : ''}`,
-      envgen.toFixed(2),
-      naive.toFixed(2),
-      `${(naive / envgen).toFixed(1)}×`,
-      limit.toFixed(2),
-      `${(envgen / limit).toFixed(1)}×`,
-      `${durationLimit.toFixed(2)} (${(envgen / durationLimit).toFixed(1)}×)`,
-      load.toFixed(1),
-    ]);
-    console.error(`${project.name}: done`);
+    rows.push(...(counts.length > 1 ? await scaleRows(project) : [await compareRow(project)]));
   } finally {
     await project.worktree.remove();
   }
 }
-console.log(`\nwall seconds per kept instance, end to end (median of ${runs} run(s), ${concurrency} sandboxes each way, seed ${seed}):`);
-console.log(formatTable(['project', 'tests', 'candidates', 'kept envgen/naive', 'agreement', 'envgen', 'naive', 'speed-up', 'limit', 'envgen / limit', 'limit from durations', 'load'], rows));
+if (counts.length > 1) {
+  console.log(`\nenvgen's whole pipeline as a run grows (wall seconds, median of ${runs} run(s), ${concurrency} sandboxes, seed ${seed}; marginal: the added seconds over the added limit since the previous count):`);
+  console.log(formatTable(['project', 'candidates', 'kept', 'envgen s', 'limit s', 'envgen / limit', 'marginal'], rows));
+} else {
+  console.log(`\nwall seconds per kept instance, end to end (median of ${runs} run(s), ${concurrency} sandboxes each way, seed ${seed}):`);
+  console.log(formatTable(['project', 'tests', 'candidates', 'kept envgen/naive', 'agreement', 'envgen', 'naive', 'speed-up', 'limit', 'envgen / limit', 'limit from durations', 'load'], rows));
+}
