@@ -139,6 +139,9 @@ export function formatInjectReport(report: InjectCommandReport): string {
     ...(report.afterVerdict.length === 0
       ? []
       : [`BUG          ${report.afterVerdict.length} candidate(s) the validator proved were rejected later (a disagreement in envgen: please report it):`, ...afterVerdict]),
+    ...(report.cleanRun === null
+      ? []
+      : [`clean run    the bundle's own script on the clean repo: ${report.cleanRun.cached ? `from an earlier injection of this commit (${report.cleanRun.seconds.toFixed(1)} s cold then)` : `${report.cleanRun.seconds.toFixed(1)} s cold`}`]),
     ...(report.replay === null ? [] : [`replay       ${report.replay.agreed ? 'agreed' : 'DISAGREED'}: ${report.replay.detail} (${report.replay.strategy}, ${report.replay.seconds.toFixed(1)} s cold)`]),
     `validation   ${validation.resumed} resumed inside the suite, ${validation.collection} from collection, ${validation.scratch} whole suite from scratch, ${validation.reference} the reference way`,
     ...(declined.length === 0 ? [] : [`checkpoints  declined: ${declined.join('; ')}`]),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
@@ -14,7 +15,7 @@ import { profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import type { Baseline } from '@envgen/testrun';
-import { createValidator, withFlaky } from '@envgen/validate';
+import { createValidator, stablePassing, withFlaky } from '@envgen/validate';
 import type { ValidationOutcome, Validator } from '@envgen/validate';
 import { combineCandidates } from './combine-candidates.js';
 import type { CombinableBug } from './combine-candidates.js';
@@ -121,6 +122,12 @@ export interface InjectionReport {
    * runs agree with the bundle's own. When they disagree, every later bundle is checked cold.
    */
   replay: { strategy: string; agreed: boolean; detail: string; seconds: number } | null;
+  /**
+   * The bundle script's cold run on the clean repo (the evidence of checks 2 and 3): its
+   * seconds, and whether it came from the pool, where an earlier injection of this commit
+   * left it (null when it did not run through).
+   */
+  cleanRun: { seconds: number; cached: boolean } | null;
 }
 
 async function readSourceFiles(worktree: string, paths: readonly string[]): Promise<SourceFile[]> {
@@ -181,6 +188,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     validation: { resumed: 0, collection: 0, scratch: 0, reference: 0, declined: {} },
     afterVerdict: [],
     replay: null,
+    cleanRun: null,
   };
   const noteValidation = (outcome: ValidationOutcome): void => {
     const key = outcome.mode === 'reference' ? 'reference' : outcome.mode === 'resumed' ? 'resumed' : outcome.resumedFrom === 'collection' ? 'collection' : 'scratch';
@@ -194,7 +202,9 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   // The bundle's own script and parser on the clean repo, once (evidence for checks 2 and 3),
   // while candidates are planned and the validator starts.
   const prepared = runCleanBundle(options, script, parser);
-  prepared.catch(() => undefined);
+  prepared.then(({ clean, cached }) => {
+    if (clean.ok) report.cleanRun = { seconds: clean.seconds, cached };
+  }, () => undefined);
 
   const planned = options.candidates
     ? options.candidates.slice(0, options.count)
@@ -293,15 +303,32 @@ async function takeQuotas(
 /** The bundle script's cold clean run, and the baseline with the tests it names otherwise counted as flaky. */
 interface Prepared {
   clean: BundleRun;
+  /** The run came from the pool (an earlier injection of this commit made it). */
+  cached: boolean;
   baseline: Baseline;
 }
 
 /**
- * Runs the bundle's own script and parser once on the clean repo. Tests this run names
- * otherwise than the baseline did (parameter ids made from the time) can be in no
- * FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
+ * The bundle's own script and parser on the clean repo, once per commit, profile, script
+ * and kind of sandbox: run cold and kept in the pool when every stable test of the baseline
+ * passed in it (a run that disagrees with the baseline is made again by the next
+ * injection, not kept). Tests this run names otherwise than the baseline did (parameter ids
+ * made from the time) can be in no FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
  */
 async function runCleanBundle(options: RunInjectionOptions, script: string, parser: string): Promise<Prepared> {
+  const key = {
+    repo: `${options.repo.owner}/${options.repo.name}`,
+    commit: options.repo.commit,
+    profileHash: profileHash(options.profile),
+    scriptHash: createHash('sha256').update(JSON.stringify([script, parser, options.sandboxProvider.kind])).digest('hex'),
+  };
+  const prepare = (clean: BundleRun, cached: boolean): Prepared => ({
+    clean,
+    cached,
+    baseline: withFlaky(options.baseline, clean.ok ? volatileIds(Object.keys(options.baseline.results), Object.keys(clean.results)) : []),
+  });
+  const known = options.pool.getCleanRun(key);
+  if (known !== undefined) return prepare({ ok: true, label: 'clean repo', results: known.results, seconds: known.seconds }, true);
   const runner = await createBundleRunner({
     bundle: { 'bug_inject.diff': '', 'test_weaken.diff': '', 'test_files.txt': '', 'test_script.sh': script, 'test_parser.py': parser },
     worktree: options.worktree,
@@ -311,7 +338,10 @@ async function runCleanBundle(options: RunInjectionOptions, script: string, pars
   });
   try {
     const clean = await runner.run('clean repo', []);
-    return { clean, baseline: withFlaky(options.baseline, clean.ok ? volatileIds(Object.keys(options.baseline.results), Object.keys(clean.results)) : []) };
+    if (clean.ok && stablePassing(options.baseline).every((nodeId) => clean.results[nodeId] === 'passed')) {
+      options.pool.putCleanRun(key, { results: clean.results, seconds: clean.seconds });
+    }
+    return prepare(clean, false);
   } finally {
     await runner.close();
   }
@@ -375,7 +405,7 @@ async function replayCold(context: ProveContext, prepared: Prepared, bundle: Bun
     sandboxProvider: context.sandboxProvider,
     limits: bundleRunLimits(context.profile),
   });
-  // The clean tree's run is the one this inject made cold at its start with the same script and parser.
+  // The clean tree's run is the cold one this inject made at its start (or an earlier inject of this commit) with the same script and parser.
   const runner: BundleRunner = { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...prepared.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
   let cold: BundleCheckReport;
   try {

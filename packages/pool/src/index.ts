@@ -21,6 +21,8 @@ export type {
   OpenPoolOptions,
   PoolEntry,
   PoolFilter,
+  CleanRun,
+  CleanRunKey,
   Rejection,
   RejectionCount,
   RejectionKey,

@@ -163,6 +163,23 @@ describe('openPool', () => {
     expect(reopened.getRejection({ ...key, profileHash: 'p2' })).toBeUndefined();
   });
 
+  it('keeps a clean run per repo, commit, profile and script, and forgets a row that holds none', () => {
+    const { home, pool } = freshPool();
+    const key = { repo: 'pytoolz/toolz', commit: 'a'.repeat(40), profileHash: 'p1', scriptHash: 's1' };
+    expect(pool.getCleanRun(key)).toBeUndefined();
+    pool.putCleanRun(key, { results: { 't.py::test_a': 'passed', 't.py::test_b': 'skipped' }, seconds: 1.5 });
+    pool.close();
+    pools.pop();
+    const reopened = openPool(home);
+    pools.push(reopened);
+    expect(reopened.getCleanRun(key)).toMatchObject({ results: { 't.py::test_a': 'passed', 't.py::test_b': 'skipped' }, seconds: 1.5 });
+    expect(reopened.getCleanRun({ ...key, scriptHash: 's2' })).toBeUndefined();
+    const db = new Database(join(home, 'pool', 'index.sqlite'));
+    db.prepare('UPDATE clean_runs SET body = ?').run('{"results": {"t.py::test_a": "ok"}, "seconds": 1}');
+    db.close();
+    expect(reopened.getCleanRun(key)).toBeUndefined();
+  });
+
   it('refuses ids that are not one plain path segment', () => {
     const { pool } = freshPool();
     for (const instance_id of ['../escape', 'a/b', '.hidden', '..', '']) {

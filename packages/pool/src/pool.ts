@@ -20,6 +20,8 @@ import type {
   OpenPoolOptions,
   PoolEntry,
   PoolFilter,
+  CleanRun,
+  CleanRunKey,
   Rejection,
   RejectionCount,
   RejectionKey,
@@ -108,6 +110,10 @@ export interface Pool {
   /** Remembers that a candidate was rejected, so a resumed run need not validate it again. */
   markRejected(key: RejectionKey, reason: RejectionReason, detail: string): void;
   getRejection(key: RejectionKey): Rejection | undefined;
+  /** Keeps a bundle script's cold run on a clean tree, so a later injection of the same commit need not run it again. */
+  putCleanRun(key: CleanRunKey, run: Omit<CleanRun, 'ranAt'>): void;
+  /** The kept run of `key`, or undefined (also when its row does not hold one: it is then run again and replaced). */
+  getCleanRun(key: CleanRunKey): CleanRun | undefined;
   close(): void;
 }
 
@@ -543,6 +549,39 @@ class SqlitePool implements Pool {
       'SELECT reason, detail, rejected_at FROM rejections WHERE repo = ? AND base_commit = ? AND profile_hash = ? AND patch_hash = ?',
     ).get(key.repo, key.commit, key.profileHash, key.patchHash) as { reason: RejectionReason; detail: string; rejected_at: string } | undefined;
     return row === undefined ? undefined : { reason: row.reason, detail: row.detail, rejectedAt: row.rejected_at };
+  }
+
+  putCleanRun(key: CleanRunKey, run: Omit<CleanRun, 'ranAt'>): void {
+    this.statement('INSERT OR REPLACE INTO clean_runs (repo, base_commit, profile_hash, script_hash, body, ran_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+      key.repo,
+      key.commit,
+      key.profileHash,
+      key.scriptHash,
+      JSON.stringify({ results: run.results, seconds: run.seconds }),
+      new Date().toISOString(),
+    );
+  }
+
+  getCleanRun(key: CleanRunKey): CleanRun | undefined {
+    const row = this.statement('SELECT body, ran_at FROM clean_runs WHERE repo = ? AND base_commit = ? AND profile_hash = ? AND script_hash = ?').get(
+      key.repo,
+      key.commit,
+      key.profileHash,
+      key.scriptHash,
+    ) as { body: string; ran_at: string } | undefined;
+    if (row === undefined) return undefined;
+    let body: unknown;
+    try {
+      body = JSON.parse(row.body);
+    } catch {
+      return undefined;
+    }
+    if (typeof body !== 'object' || body === null) return undefined;
+    const { results, seconds } = body as { results?: unknown; seconds?: unknown };
+    if (typeof seconds !== 'number' || typeof results !== 'object' || results === null) return undefined;
+    const statuses = Object.values(results);
+    if (statuses.some((status) => status !== 'passed' && status !== 'failed' && status !== 'skipped')) return undefined;
+    return { results: results as CleanRun['results'], seconds, ranAt: row.ran_at };
   }
 
   /** Names in the bundles directory, read as a stream so a large pool is never listed at once. */

@@ -64,6 +64,17 @@ const MIGRATIONS: readonly string[] = [
      instance_id TEXT NOT NULL
    ) WITHOUT ROWID;
    CREATE INDEX instances_by_arm ON instances (repo, strategy, attempts, solved);`,
+  // The bundle script's clean runs (issue 9): one cold run per commit, profile and script
+  // serves every later injection of that commit.
+  `CREATE TABLE clean_runs (
+     repo TEXT NOT NULL,
+     base_commit TEXT NOT NULL,
+     profile_hash TEXT NOT NULL,
+     script_hash TEXT NOT NULL,
+     body TEXT NOT NULL,
+     ran_at TEXT NOT NULL,
+     PRIMARY KEY (repo, base_commit, profile_hash, script_hash)
+   ) WITHOUT ROWID;`,
 ];
 
 /** The schema version this envgen writes. */

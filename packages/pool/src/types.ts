@@ -75,6 +75,26 @@ export interface RejectionKey {
   patchHash: string;
 }
 
+/**
+ * Identifies a cold run of a bundle script on a clean tree: the same script and parser, run in
+ * the same kind of sandbox on the same commit under the same profile, report the same tests.
+ */
+export interface CleanRunKey {
+  /** `owner/name`. */
+  repo: string;
+  commit: string;
+  profileHash: string;
+  /** `sha256` of the script, the parser and the kind of sandbox that ran them. */
+  scriptHash: string;
+}
+
+/** A remembered clean run: each test's outcome as the bundle's parser printed it. */
+export interface CleanRun {
+  results: Record<string, 'passed' | 'failed' | 'skipped'>;
+  seconds: number;
+  ranAt: string;
+}
+
 /** A remembered rejection. */
 export interface Rejection {
   reason: RejectionReason;
