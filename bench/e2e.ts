@@ -10,6 +10,8 @@
  * protocol in the baseline's run (setup, call, teardown and pytest's own per-test work,
  * which any run of it pays); the limit from reported durations alone (setup + call +
  * teardown) is printed too. Every figure reads as a distance to what is physically possible.
+ * So does the floor of the validator's design: its verdicts alone, one candidate at a time
+ * with nothing beside them (start-up, checks and pool excluded), over the same limit.
  * Agreement: per candidate, envgen kept it with the same FAIL_TO_PASS as the reference's
  * verdict and the bundle's own cold run, or neither pipeline kept it.
  *
@@ -35,7 +37,7 @@ import type { BundleFiles } from '@envgen/core';
 import { runInjection } from '@envgen/inject';
 import type { PlannedCandidate } from '@envgen/inject';
 import { openPool } from '@envgen/pool';
-import { stablePassing, validateReference } from '@envgen/validate';
+import { createValidator, stablePassing, validateReference } from '@envgen/validate';
 import { injectionTarget, prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
 import type { ValidationInput } from '../packages/validate/src/types.js';
@@ -167,6 +169,24 @@ function limitSeconds(project: CorpusProject, inputs: readonly ValidationInput[]
   return total / concurrency;
 }
 
+/**
+ * The floor of the validator's design on these candidates, in seconds: the validator alone
+ * (its start-up excluded), one candidate at a time in one sandbox, with nothing beside it.
+ * Over the unspread limit it shows what each verdict pays beyond its tests (the fork, the
+ * child's start and end, collecting afresh for a change made at import, the tests' pace in
+ * a fresh fork), before the checks, the pool and the fixed costs of a run add theirs.
+ */
+async function verdictsAlone(project: CorpusProject, inputs: readonly ValidationInput[]): Promise<number> {
+  const validator = await createValidator({ worktree: project.worktree.path, profile: project.profile, baseline: project.baseline, sandboxProvider: project.provider, concurrency: 1 });
+  try {
+    let seconds = 0;
+    for (const input of inputs) seconds += (await validator.validateWithDetails(input)).seconds;
+    return seconds;
+  } finally {
+    await validator.close();
+  }
+}
+
 /** envgen's pipeline on growing prefixes of the same candidates: seconds and limit at each count. */
 async function scaleRows(project: CorpusProject): Promise<string[][]> {
   const inputs = await sampleCandidates(project, Math.max(...counts), seed);
@@ -195,6 +215,7 @@ async function compareRow(project: CorpusProject): Promise<string[]> {
   const candidates = await planned(project, inputs);
   const envgenSeconds: number[] = [];
   const naiveSeconds: number[] = [];
+  const aloneSeconds: number[] = [];
   let kept = { envgen: 0, naive: 0 };
   let agreeing = 0;
   let coldDisagreements = 0;
@@ -207,6 +228,7 @@ async function compareRow(project: CorpusProject): Promise<string[]> {
     kept = { envgen: fast.kept, naive: naive.kept };
     agreeing = agreement(fast.outcomes, naive.outcomes, new Map(inputs.map((input) => [input.candidate.patch, `${input.candidate.strategy} ${input.candidate.entities.join(',')}`])));
     coldDisagreements = naive.disagreements;
+    aloneSeconds.push(await verdictsAlone(project, inputs));
   }
   const perKept = (seconds: number): number => seconds / Math.max(1, kept.envgen);
   const envgen = perKept(median(envgenSeconds));
@@ -226,6 +248,7 @@ async function compareRow(project: CorpusProject): Promise<string[]> {
     limit.toFixed(2),
     `${(envgen / limit).toFixed(1)}×`,
     `${durationLimit.toFixed(2)} (${(envgen / durationLimit).toFixed(1)}×)`,
+    `${(median(aloneSeconds) / (limitSeconds(project, inputs) * concurrency)).toFixed(1)}×`,
     load.toFixed(1),
   ];
 }
@@ -244,5 +267,5 @@ if (counts.length > 1) {
   console.log(formatTable(['project', 'candidates', 'kept', 'envgen s', 'limit s', 'envgen / limit', 'marginal'], rows));
 } else {
   console.log(`\nwall seconds per kept instance, end to end (median of ${runs} run(s), ${concurrency} sandboxes each way, seed ${seed}):`);
-  console.log(formatTable(['project', 'tests', 'candidates', 'kept envgen/naive', 'agreement', 'envgen', 'naive', 'speed-up', 'limit', 'envgen / limit', 'limit from durations', 'load'], rows));
+  console.log(formatTable(['project', 'tests', 'candidates', 'kept envgen/naive', 'agreement', 'envgen', 'naive', 'speed-up', 'limit', 'envgen / limit', 'limit from durations', 'verdicts alone / limit', 'load'], rows));
 }
