@@ -38,7 +38,7 @@ import { runInjection } from '@envgen/inject';
 import type { PlannedCandidate } from '@envgen/inject';
 import { openPool } from '@envgen/pool';
 import { createValidator, stablePassing, validateReference } from '@envgen/validate';
-import { injectionTarget, prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
+import { TEST_CODE_CACHE, injectionTarget, prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
 import type { ValidationInput } from '../packages/validate/src/types.js';
 import { formatTable, mapPool, median } from './stats.js';
@@ -177,7 +177,7 @@ function limitSeconds(project: CorpusProject, inputs: readonly ValidationInput[]
  * a fresh fork), before the checks, the pool and the fixed costs of a run add theirs.
  */
 async function verdictsAlone(project: CorpusProject, inputs: readonly ValidationInput[]): Promise<number> {
-  const validator = await createValidator({ worktree: project.worktree.path, profile: project.profile, baseline: project.baseline, sandboxProvider: project.provider, concurrency: 1 });
+  const validator = await createValidator({ worktree: project.worktree.path, profile: project.profile, baseline: project.baseline, sandboxProvider: project.provider, concurrency: 1, codeCache: TEST_CODE_CACHE });
   try {
     let seconds = 0;
     for (const input of inputs) seconds += (await validator.validateWithDetails(input)).seconds;

@@ -13,7 +13,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import type { Verdict } from '@envgen/core';
 import { createValidator, sameVerdict, validateReference } from '@envgen/validate';
 import type { ValidationInput, ValidationOutcome } from '@envgen/validate';
-import { prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
+import { TEST_CODE_CACHE, prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
 import { formatTable, mapPool, median } from './stats.js';
 
@@ -31,6 +31,7 @@ async function runFast(project: CorpusProject, inputs: readonly ValidationInput[
     baseline: project.baseline,
     sandboxProvider: project.provider,
     concurrency,
+    codeCache: TEST_CODE_CACHE,
   });
   try {
     const outcomes = await Promise.all(inputs.map((input) => validator.validateWithDetails(input)));

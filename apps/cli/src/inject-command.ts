@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Settings } from '@envgen/config';
 import type { Logger } from '@envgen/core';
 import { HISTORY_STRATEGY, createHistoryStrategy, runInjection } from '@envgen/inject';
@@ -82,6 +83,7 @@ export async function runInject(
       count: options.count,
       seed: options.seed,
       strategies,
+      codeCache: join(settings.home, 'code-cache'),
       logger,
       ...(options.combine === undefined ? {} : { combine: options.combine }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),

@@ -54,6 +54,8 @@ export interface RunInjectionOptions {
   combine?: number;
   /** Parallel sandboxes of the validator (default: the cores). */
   concurrency?: number;
+  /** The validator's code cache directory (see `ValidatorOptions.codeCache`), e.g. `<home>/code-cache`. */
+  codeCache?: string;
   logger?: Logger;
   onProgress?: (event: InjectionProgress) => void;
 }
@@ -357,6 +359,7 @@ async function startValidator(options: RunInjectionOptions, logger: Logger, prep
       sandboxProvider: options.sandboxProvider,
       logger,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.codeCache === undefined ? {} : { codeCache: options.codeCache }),
     }),
     prepared,
   ]);

@@ -21,6 +21,8 @@ import { stablePassing } from './verdict.js';
 
 /** envgen's home for tests and benches: mirrors and baselines cached across runs. */
 export const TEST_HOME = new URL('../../../.cache/envgen-test-home', import.meta.url).pathname;
+/** The warm servers' code cache of {@link TEST_HOME}, as `envgen inject` keeps one in its home. */
+export const TEST_CODE_CACHE = join(TEST_HOME, 'code-cache');
 
 /** A corpus project checked out with its profile and baseline. */
 export interface CorpusProject {
@@ -46,7 +48,7 @@ export async function prepareCorpusProject(spec: string, logger: Logger = silent
   return { name: `${repo.owner}/${repo.name}`, worktree, profile, baseline, provider };
 }
 
-/** What `runInjection` needs of a corpus project: its repo, clean checkout, profile, baseline and sandboxes. */
+/** What `runInjection` needs of a corpus project: its repo, clean checkout, profile, baseline, sandboxes and the code cache. */
 export function injectionTarget(project: CorpusProject) {
   const [owner = 'x', name = 'x'] = project.name.split('/');
   return {
@@ -55,6 +57,7 @@ export function injectionTarget(project: CorpusProject) {
     profile: project.profile,
     baseline: project.baseline,
     sandboxProvider: project.provider,
+    codeCache: TEST_CODE_CACHE,
   };
 }
 

@@ -36,6 +36,14 @@ export interface ValidationContext {
 export interface ValidatorOptions extends ValidationContext {
   /** Sandboxes (each with its own worktree copy and warm interpreter) run in parallel; default: the cores. */
   concurrency?: number;
+  /**
+   * Host directory where warm interpreters keep pytest's assertion rewrites of the clean test
+   * files, content-addressed, for later ones (of this validator or later runs) to read
+   * instead of rewriting: most of a small suite's start-up (e.g. `<home>/code-cache`). The
+   * first worker then preloads alone and the others read what it wrote. Without it, every
+   * warm interpreter rewrites the test files itself.
+   */
+  codeCache?: string;
 }
 
 /** How the fast path proved a verdict, for benchmarks and logs. */

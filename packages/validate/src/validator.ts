@@ -131,7 +131,14 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const concurrency = Math.max(1, options.concurrency ?? availableParallelism());
   const entities = await readSourceEntities(options.worktree, options.profile.sourceFiles);
   const profile = candidateProfile(options.profile, limits);
-  const workerOptions = { worktree: options.worktree, profile, testLimits: limits.perTestSeconds, provider: options.sandboxProvider, logger };
+  const workerOptions = {
+    worktree: options.worktree,
+    profile,
+    testLimits: limits.perTestSeconds,
+    provider: options.sandboxProvider,
+    logger,
+    ...(options.codeCache === undefined ? {} : { codeCache: options.codeCache }),
+  };
   const order = Object.keys(options.baseline.results);
   // The baseline, with the tests that a clean run in a warm interpreter names otherwise
   // (parameter ids made from the time) counted as flaky: no verdict can rest on them.
@@ -176,21 +183,37 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   };
   let facts: WarmFacts | undefined;
   const pinned = hasPinnedHashSeed(options.profile);
-  const preloadAll = async (modules: readonly string[]): Promise<void> => {
-    const tainted = await Promise.all(workers.map((worker) => worker.preload(modules)));
+  /**
+   * Each worker's preload. With a code cache the first worker preloads alone and the others
+   * then read the rewrites it added instead of making them again.
+   */
+  const preloading = (modules: readonly string[]): Promise<string[]>[] => {
+    const [first, ...rest] = workers;
+    if (options.codeCache === undefined || first === undefined) return workers.map((worker) => worker.preload(modules));
+    const lead = first.preload(modules);
+    return [lead, ...rest.map((worker) => lead.then(() => worker.preload(modules), () => worker.preload(modules)))];
+  };
+  const warnTainted = (tainted: readonly string[][]): void => {
     if (tainted.some((inside) => inside.length > 0)) logger.warn('preloading imported project modules; running without a preload', { modules: tainted.flat().slice(0, 10) });
   };
+  const preloadAll = async (modules: readonly string[]): Promise<void> => warnTainted(await Promise.all(preloading(modules)));
   const startWorkers = async (count: number): Promise<void> => {
     const started = await Promise.allSettled(Array.from({ length: count }, () => startWarmWorker(workerOptions)));
     for (const result of started) if (result.status === 'fulfilled') workers.push(result.value);
     const failed = started.find((result) => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
   };
-  const collectAll = (analyzeFirst: boolean): Promise<CollectOutcome[]> =>
+  /** Each worker's clean run that leaves its checkpoints, once its own preload (`after[i]`) is done. */
+  const collectAll = (analyzeFirst: boolean, after: readonly Promise<unknown>[] = []): Promise<CollectOutcome[]> =>
     Promise.all(
-      workers.map((worker, index) =>
-        worker.collect({ checkpoints: checkpointIds, timeoutMs, analyze: analyzeFirst && index === 0 }).catch((error: unknown): CollectOutcome => ({ ok: false, why: describeError(error) })),
-      ),
+      workers.map(async (worker, index) => {
+        try {
+          await after[index];
+          return await worker.collect({ checkpoints: checkpointIds, timeoutMs, analyze: analyzeFirst && index === 0 });
+        } catch (error) {
+          return { ok: false, why: describeError(error) } satisfies CollectOutcome;
+        }
+      }),
     );
   try {
     let collected: CollectOutcome[] | null = null;
@@ -198,9 +221,10 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       // Under a pinned hash seed the baseline's coverage holds what each test ran, and the
       // first worker's clean run (which leaves its checkpoints) is the analysis run too.
       await startWorkers(concurrency);
-      await preloadAll([]);
       checkpointIds = chooseCheckpoints({ order, coverage: sourceCoverage(options.baseline.coverage, options.profile), alwaysRun: new Set(), count: CHECKPOINTS });
-      collected = await collectAll(true);
+      const preloads = preloading([]);
+      collected = await collectAll(true, preloads);
+      warnTainted(await Promise.all(preloads));
       for (const outcome of collected) if (outcome.ok) noteCleanRun(outcome.clean);
       const lead = collected[0];
       if (lead?.ok === true && lead.analysis !== undefined && lead.clean !== null) {

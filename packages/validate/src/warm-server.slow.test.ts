@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -148,7 +148,7 @@ describe('the warm server', () => {
     } finally {
       await target.close();
     }
-    expect(await server.preload(['pytest'])).toEqual({ failed: [], inside: [] });
+    expect(await server.preload(['pytest'])).toEqual({ failed: [], inside: [], cache: { hits: 0, added: 0 } });
     // Twice: the second run reads the trees the first one parsed.
     for (let round = 0; round < 2; round++) {
       const warm = await server.run({ timeoutMs: 60_000 });
@@ -184,5 +184,72 @@ describe('the warm server', () => {
     } finally {
       await writeFile(join(root, 'shapes.py'), SHAPES);
     }
+  });
+});
+
+describe("the warm servers' code cache", () => {
+  const provider = createSandboxProvider('local');
+  const profile: Profile = {
+    python: '/usr/bin/python3', env: { PYTHONHASHSEED: '0' }, aptPackages: [], install: [], testArgs: ['test_shapes.py'], testGlobs: ['test_*.py'],
+    sourceFiles: ['shapes.py'], testFiles: ['test_shapes.py'], deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
+  };
+  let root: string;
+  let cache: string;
+  let plain: string;
+  const servers: WarmServer[] = [];
+  const start = async (): Promise<WarmServer> => {
+    const server = await startWarmServer({ provider, worktree: root, profile, codeCache: cache });
+    servers.push(server);
+    return server;
+  };
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-warm-cache-'));
+    cache = join(await mkdtemp(join(tmpdir(), 'envgen-code-cache-')), 'cache');
+    await writeFile(join(root, 'shapes.py'), SHAPES);
+    await writeFile(join(root, 'test_shapes.py'), TESTS);
+    const target = await openPytestSandbox(provider, { worktree: root });
+    try {
+      plain = (await runPytest(target, profile, { timeoutMs: 60_000 })).output;
+    } finally {
+      await target.close();
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+    await rm(root, { recursive: true, force: true });
+    await rm(dirname(cache), { recursive: true, force: true });
+  });
+
+  it("keeps a server's assertion rewrites for the next, whose failure reports are a fresh pytest's", async () => {
+    const first = await start();
+    expect(await first.preload([])).toMatchObject({ cache: { hits: 0, added: 1 } });
+    expect(await readdir(cache)).toHaveLength(1);
+    const second = await start();
+    expect(await second.preload([])).toMatchObject({ cache: { hits: 1, added: 0 } });
+    const warm = await second.run({ timeoutMs: 60_000 });
+    expect(Object.values(warm.results).filter((result) => result.outcome === 'failed')).toHaveLength(5);
+    expect(normalize(warm.output)).toBe(normalize(plain));
+  });
+
+  it("takes rewrites only from a server's first request, before any of the project's code ran", async () => {
+    await rm(cache, { recursive: true, force: true });
+    const server = await start();
+    await server.run({ timeoutMs: 60_000 });
+    expect(await server.preload([])).toMatchObject({ cache: { hits: 0, added: 0 } });
+    expect(await readdir(cache)).toEqual([]);
+  });
+
+  it('rewrites again where an entry is not marshalled code, and replaces it', async () => {
+    const first = await start();
+    await first.preload([]);
+    const [key] = await readdir(cache);
+    await writeFile(join(cache, key as string), 'not marshal data');
+    const second = await start();
+    expect(await second.preload([])).toMatchObject({ cache: { hits: 0, added: 1 } });
+    expect(normalize((await second.run({ timeoutMs: 60_000 })).output)).toBe(normalize(plain));
+    const third = await start();
+    expect(await third.preload([])).toMatchObject({ cache: { hits: 1, added: 0 } });
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,10 +11,12 @@ import type { Profile } from '@envgen/repo';
 import type { ExecResult, Sandbox, SandboxProvider } from '@envgen/sandbox';
 import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs, writeTestLimits } from '@envgen/testrun';
 import type { PytestCoverage, TestResult, TestRun } from '@envgen/testrun';
+import { adoptRewrites, pruneCodeCache, touchRewrites } from './code-cache.js';
 
 /** Host directory of the warm server (the `envgen_warm` package), shipped beside `src/`. */
 export const WARM_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
 const SANDBOX_WARM_DIR = '/tmp/envgen-validate';
+const SANDBOX_CODE_CACHE = '/tmp/envgen-code-cache';
 const SOCKET_NAME = 'warm.sock';
 /** The server lives as long as the validator; each run has its own deadline inside. */
 const SERVER_LIFETIME_MS = 7 * 24 * 3600_000;
@@ -91,6 +93,16 @@ export interface WarmRunOptions {
   plain?: boolean;
 }
 
+/** What {@link WarmServer.preload} did. */
+export interface PreloadAnswer {
+  /** Modules that failed to import in the server. */
+  failed: string[];
+  /** Modules found inside the worktree afterwards (must be none). */
+  inside: string[];
+  /** Test files whose assertion rewrite came from the code cache, and rewrites added to it. */
+  cache: { hits: number; added: number };
+}
+
 /** Options of {@link WarmServer.collect}. */
 export interface CollectOptions {
   /** Node ids of the tests to leave a checkpoint at (besides the one before collection). */
@@ -130,7 +142,7 @@ export interface WarmServer {
    * rewrite of its test files (children use them while the bytes are unchanged); returns the modules that failed and those found inside the worktree
    * afterwards (must be none).
    */
-  preload(modules: readonly string[]): Promise<{ failed: string[]; inside: string[] }>;
+  preload(modules: readonly string[]): Promise<PreloadAnswer>;
   /**
    * Forks a collector that runs the clean suite once and leaves checkpoints: one before
    * collection and one at the start of each test in `checkpoints` (node ids), for
@@ -150,6 +162,13 @@ export interface StartWarmServerOptions {
   profile: Profile;
   /** Node id → seconds: each test's own limit in every run and collect (see `runPytest`). */
   testLimits?: Readonly<Record<string, number>>;
+  /**
+   * Host directory of the code cache: pytest's assertion rewrites of clean test files, made
+   * by earlier servers (of this run or earlier ones) and read here instead of rewriting
+   * again. Mounted read-only; a server adds to it only through its first request, before
+   * any of the project's code has run in its sandbox.
+   */
+  codeCache?: string;
   logger?: Logger;
 }
 
@@ -221,11 +240,17 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
   const { profile } = options;
   const outDir = await mkdtemp(join(tmpdir(), 'envgen-warm-'));
   await chmod(outDir, 0o777);
+  const { codeCache } = options;
   let sandbox: Sandbox;
   try {
+    if (codeCache !== undefined) await mkdir(codeCache, { recursive: true });
     sandbox = await options.provider.open({
       worktree: options.worktree,
-      mounts: [...pytestMounts(outDir), { source: WARM_SUPPORT_DIR, target: SANDBOX_WARM_DIR, readonly: true }],
+      mounts: [
+        ...pytestMounts(outDir),
+        { source: WARM_SUPPORT_DIR, target: SANDBOX_WARM_DIR, readonly: true },
+        ...(codeCache === undefined ? [] : [{ source: codeCache, target: SANDBOX_CODE_CACHE, readonly: true }]),
+      ],
     });
   } catch (error) {
     await rm(outDir, { recursive: true, force: true });
@@ -301,7 +326,10 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
   socket.on('close', () => fail(new EnvgenError('test-run-failed', 'The warm pytest server stopped.')));
 
   let queue: Promise<unknown> = Promise.resolve();
+  /** Requests sent so far: only the first runs before any of the project's code did. */
+  let asked = 0;
   const request = (payload: Record<string, unknown>, answerWithinMs: number): Promise<Answer> => {
+    asked += 1;
     const next = queue.then(
       () =>
         new Promise<Answer>((resolve, reject) => {
@@ -336,9 +364,32 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     alive: () => ended === null && broken === null,
     async preload(modules) {
       const python = (files: readonly string[]): string[] => files.filter((file) => file.endsWith('.py'));
-      const answer = await request({ op: 'preload', modules, rewrite: python(profile.testFiles), compile: python(profile.sourceFiles) }, START_TIMEOUT_MS);
+      // Rewrites made by a server's first request are the clean files' (nothing else ran yet): only those join the cache.
+      const adopt = codeCache !== undefined && asked === 0;
+      const answer = await request(
+        {
+          op: 'preload',
+          modules,
+          rewrite: python(profile.testFiles),
+          compile: python(profile.sourceFiles),
+          cache: codeCache === undefined ? null : SANDBOX_CODE_CACHE,
+          cache_out: adopt ? `${SANDBOX_OUT_DIR}/code-cache` : null,
+        },
+        START_TIMEOUT_MS,
+      );
       const names = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
-      return { failed: names(answer['failed']), inside: names(answer['inside']) };
+      const hits = names(answer['cache_hits']);
+      let added = 0;
+      if (codeCache !== undefined) {
+        await touchRewrites(codeCache, hits);
+        if (adopt) {
+          const written = join(outDir, 'code-cache');
+          added = await adoptRewrites(written, codeCache, names(answer['cache_written']));
+          await rm(written, { recursive: true, force: true });
+          if (added > 0) await pruneCodeCache(codeCache);
+        }
+      }
+      return { failed: names(answer['failed']), inside: names(answer['inside']), cache: { hits: hits.length, added } };
     },
     async collect({ checkpoints, timeoutMs, analyze = false }) {
       const id = randomUUID();

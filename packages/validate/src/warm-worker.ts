@@ -19,6 +19,8 @@ export interface WarmWorkerOptions {
   /** Node id → seconds: each test's own limit (see `runPytest`). */
   testLimits?: Readonly<Record<string, number>>;
   provider: SandboxProvider;
+  /** Host directory of the warm servers' code cache (see `StartWarmServerOptions.codeCache`). */
+  codeCache?: string;
   logger: Logger;
 }
 
@@ -64,7 +66,14 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
     await rm(tree, { recursive: true, force: true });
     await copyTree(options.worktree, tree);
     clean = await snapshotTree(tree);
-    server = await startWarmServer({ provider: options.provider, worktree: tree, profile: options.profile, logger: options.logger, ...(options.testLimits === undefined ? {} : { testLimits: options.testLimits }) });
+    server = await startWarmServer({
+      provider: options.provider,
+      worktree: tree,
+      profile: options.profile,
+      logger: options.logger,
+      ...(options.testLimits === undefined ? {} : { testLimits: options.testLimits }),
+      ...(options.codeCache === undefined ? {} : { codeCache: options.codeCache }),
+    });
     if (preloaded !== null) await server.preload(preloaded);
     collectedOutcome = null;
     if (collecting !== null) await collectClean(collecting);
@@ -142,6 +151,7 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
     },
     async preload(modules) {
       const answer = await server.preload(modules);
+      options.logger.debug('preloaded', { modules: modules.length, cacheHits: answer.cache.hits, cacheAdded: answer.cache.added });
       if (answer.inside.length > 0) {
         await reset();
         return answer.inside;

@@ -6,13 +6,19 @@ working directory (so ``sys.path`` is exactly that of ``python -m pytest``). It 
 Unix socket in a read-write mount and answers JSON lines, one request at a time:
 
 - ``{"op": "preload", "modules": [name, ...], "rewrite": [relpath, ...], "compile":
-  [relpath, ...]}`` imports those modules in the server itself, compiles pytest's assertion
-  rewrite of the ``rewrite`` test files and the ``compile`` source files (compiled, never
-  executed; a child uses a compiled object only when the file's bytes are still exactly
-  those compiled, so a mutated file is compiled afresh; rewriting and compiling are most of
-  a small run's cost, since no bytecode is written), then answers ``{"ok": true, "failed": [...], "inside":
-  [...]}``; ``inside`` lists modules whose file lies in the worktree (the caller must then
-  restart without a preload, or children would see stale project code).
+  [relpath, ...], "cache": dir-or-null, "cache_out": dir-or-null}`` imports those modules in
+  the server itself, compiles pytest's assertion rewrite of the ``rewrite`` test files and
+  the ``compile`` source files (compiled, never executed; a child uses a compiled object
+  only when the file's bytes are still exactly those compiled, so a mutated file is
+  compiled afresh; rewriting and compiling are most of a small run's cost, since no
+  bytecode is written), then answers ``{"ok": true, "failed": [...], "inside": [...],
+  "cache_hits": [key, ...], "cache_written": [key, ...]}``; ``inside`` lists modules whose
+  file lies in the worktree (the caller must then restart without a preload, or children
+  would see stale project code). A rewrite is read from ``cache`` (a read-only directory of
+  earlier servers' rewrites, one marshalled code object per file named by a hash of the
+  file's path and bytes and the Python and pytest versions) when it is there, and each one
+  made here is written to ``cache_out`` for the host to add to that cache (the host asks
+  for it only in a server's first request, before any of the project's code ran).
 - ``{"op": "run", "args": [...], "env": {...}, "timeout": seconds, "log": path,
   "analysis": path-or-null, "per_test": bool}`` forks a child that runs ``pytest.main(args)`` with ``env``
   added to its environment, stdout/stderr to ``log``, in its own process group and its own

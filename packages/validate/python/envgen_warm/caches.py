@@ -216,22 +216,82 @@ def _compile(paths, root):
                 break
 
 
-def _rewrite(paths, root):
+def _rewrite_key(path, source):
+    """The name of a file's rewrite in the code cache: its path and bytes, and the Python and
+    pytest versions that made the code (a rewrite is valid for exactly those)."""
+    import hashlib
+    from importlib.util import MAGIC_NUMBER
+
+    import pytest
+
+    digest = hashlib.sha256()
+    for part in (MAGIC_NUMBER, pytest.__version__.encode("utf-8"), path.encode("utf-8", "surrogateescape"), source):
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def _load_rewrite(cache, key):
+    """The code of a cached rewrite, or None."""
+    import marshal
+
+    try:
+        with open(os.path.join(cache, key), "rb") as handle:
+            code = marshal.loads(handle.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _store_rewrite(out, key, code):
+    import marshal
+
+    os.makedirs(out, exist_ok=True)
+    temporary = os.path.join(out, key + ".tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(marshal.dumps(code))
+    os.rename(temporary, os.path.join(out, key))
+
+
+def _rewrite(paths, root, cache=None, out=None):
+    """pytest's assertion rewrite of each test file, compiled, into ``_REWRITTEN``: kept when
+    the server already holds it for the same bytes, else read from the code cache ``cache``
+    (a directory of earlier servers' rewrites, keyed by ``_rewrite_key``), else made here
+    (and, with ``out``, written there for the host to add to the cache). Returns the keys
+    read from the cache and those written."""
     import ast
 
     from _pytest.assertion.rewrite import rewrite_asserts
 
+    hits, written = [], []
     for _, path, source in _sources(paths, root):
+        known = _REWRITTEN.get(path)
+        if known is not None and known[0] == source:
+            continue
+        key = _rewrite_key(path, source) if cache or out else None
+        code = _load_rewrite(cache, key) if cache else None
+        if code is not None:
+            _REWRITTEN[path] = (source, code)
+            hits.append(key)
+            continue
         try:
             tree = ast.parse(source, filename=path)
             rewrite_asserts(tree, source, path, None)
-            _REWRITTEN[path] = (source, compile(tree, path, "exec", dont_inherit=True))
+            code = compile(tree, path, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):  # pytest rewrites (and reports) it in the child
             continue
+        _REWRITTEN[path] = (source, code)
+        if out:
+            try:
+                _store_rewrite(out, key, code)
+                written.append(key)
+            except (OSError, ValueError):
+                pass
+    return hits, written
 
 
 def _preload(request, root):
-    _rewrite(request.get("rewrite") or [], root)
+    hits, written = _rewrite(request.get("rewrite") or [], root, request.get("cache"), request.get("cache_out"))
     _compile(request.get("compile") or [], root)
     failed = []
     for name in request.get("modules") or []:
@@ -243,4 +303,4 @@ def _preload(request, root):
         name for name, module in list(sys.modules.items()) if module is not None and _inside(_module_file(module), root)
     )
     _prepare_reports((request.get("rewrite") or []) + (request.get("compile") or []), root)
-    return {"ok": True, "failed": failed, "inside": inside}
+    return {"ok": True, "failed": failed, "inside": inside, "cache_hits": hits, "cache_written": written}
