@@ -65,7 +65,7 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
   const build = async (): Promise<void> => {
     await rm(tree, { recursive: true, force: true });
     await copyTree(options.worktree, tree);
-    clean = await snapshotTree(tree);
+    clean = snapshotTree(tree);
     server = await startWarmServer({
       provider: options.provider,
       worktree: tree,
@@ -93,11 +93,11 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
   };
   /** Puts back what a run changed in the tree; false when only a rebuild can. */
   const restoreChanges = async (): Promise<boolean> => {
-    const changed = diffSnapshots(clean, await snapshotTree(tree));
+    const changed = diffSnapshots(clean, snapshotTree(tree));
     if (changed.length === 0) return true;
     options.logger.debug('a run changed the tree; restoring it', { changed: changed.slice(0, 5) });
     if (!(await restoreTree(tree, options.worktree, clean, changed))) return false;
-    const restored = await snapshotTree(tree);
+    const restored = snapshotTree(tree);
     if (!sameShape(clean, restored)) return false;
     clean = restored;
     return true;
@@ -137,7 +137,7 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
           else await overwriteFile(path, file.before).catch(() => (replaced = true));
         }
         if (replaced) await reset();
-        else for (const file of files) clean.set(file.path, await stampPath(hostPath(tree, file.path)));
+        else for (const file of files) clean.set(file.path, stampPath(hostPath(tree, file.path)));
         clock.lap('restore');
       }
       await checkTree();
