@@ -4,7 +4,7 @@ export { planCandidates } from './plan-candidates.js';
 export type { DroppedAttempt, PlanCandidatesOptions, PlannedCandidate } from './plan-candidates.js';
 export { combineCandidates } from './combine-candidates.js';
 export type { CombinableBug, CombineOptions } from './combine-candidates.js';
-export { runInjection } from './run-injection.js';
+export { cleanRunKey, runInjection } from './run-injection.js';
 export type { CandidateOutcome, InjectionProgress, InjectionReport, RunInjectionOptions, StrategyTally } from './run-injection.js';
 export { createProvenRunner } from './proven-runner.js';
 export type { JudgeFiles, ProvenRunnerOptions } from './proven-runner.js';

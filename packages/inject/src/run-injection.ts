@@ -9,7 +9,7 @@ import type { BundleCheckReport, BundleRun, BundleRunLimits, BundleRunner } from
 import type { Strategy } from '@envgen/mutate';
 import type { PatchedFile } from '@envgen/patch';
 import { hashPatch } from '@envgen/pool';
-import type { Pool } from '@envgen/pool';
+import type { CleanRunKey, Pool } from '@envgen/pool';
 import { extractEntities } from '@envgen/python';
 import { profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
@@ -311,6 +311,19 @@ interface Prepared {
 }
 
 /**
+ * Where the pool keeps the bundle script's cold clean run of a commit: per repo, commit,
+ * profile, script and parser, and kind of sandbox (see {@link runInjection}).
+ */
+export function cleanRunKey(options: Pick<RunInjectionOptions, 'repo' | 'profile' | 'sandboxProvider'>): CleanRunKey {
+  return {
+    repo: `${options.repo.owner}/${options.repo.name}`,
+    commit: options.repo.commit,
+    profileHash: profileHash(options.profile),
+    scriptHash: createHash('sha256').update(JSON.stringify([makeTestScript(options.profile), makeTestParser(), options.sandboxProvider.kind])).digest('hex'),
+  };
+}
+
+/**
  * The bundle's own script and parser on the clean repo, once per commit, profile, script
  * and kind of sandbox: run cold and kept in the pool when every stable test of the baseline
  * passed in it (a run that disagrees with the baseline is made again by the next
@@ -318,12 +331,7 @@ interface Prepared {
  * made from the time) can be in no FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
  */
 async function runCleanBundle(options: RunInjectionOptions, script: string, parser: string): Promise<Prepared> {
-  const key = {
-    repo: `${options.repo.owner}/${options.repo.name}`,
-    commit: options.repo.commit,
-    profileHash: profileHash(options.profile),
-    scriptHash: createHash('sha256').update(JSON.stringify([script, parser, options.sandboxProvider.kind])).digest('hex'),
-  };
+  const key = cleanRunKey(options);
   const prepare = (clean: BundleRun, cached: boolean): Prepared => ({
     clean,
     cached,
