@@ -194,6 +194,19 @@ function parseAnalysis(text: string): SuiteAnalysis | null {
   return { modules: strings(data['modules']), outside: linesByFile(data['outside']), coverage, spawning: strings(data['spawning']) };
 }
 
+/**
+ * The arguments of a warm run: runPytest's argv, minus the interpreter and `-m pytest`, with
+ * pytest asked for no failure reports (`--tb=no`, last, so it wins over the project's
+ * addopts), as the bundle's own test_script.sh asks. A report changes no outcome, and
+ * formatting one (the source of every traceback entry, the repr of each frame's arguments)
+ * for every test a mutant breaks was up to a fifth of a small suite's verdicts; the
+ * reference path and the baseline keep pytest's reports, and verdicts are compared with
+ * theirs (bench/e2e, the agreement tests).
+ */
+export function warmArgs(profile: Profile, workdir: string, select?: readonly string[]): string[] {
+  return [...buildPytestArgv(profile, workdir, select).slice(3), '--tb=no'];
+}
+
 async function readOptional(path: string): Promise<string | null> {
   try {
     return await readFile(path, 'utf8');
@@ -397,7 +410,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
       const answer = await request(
         {
           op: 'collect',
-          args: buildPytestArgv(profile, sandbox.workdir).slice(3),
+          args: warmArgs(profile, sandbox.workdir),
           env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/unused-${id}.json` },
           results: `${SANDBOX_OUT_DIR}/clean-${id}.json`,
           log: `${SANDBOX_OUT_DIR}/collector-${id}.txt`,
@@ -427,8 +440,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     async run(runOptions) {
       const id = randomUUID();
       const softMs = softDeadlineMs(runOptions.timeoutMs);
-      // The same argv as runPytest, minus the interpreter and `-m pytest`.
-      const args = buildPytestArgv(profile, sandbox.workdir, runOptions.select).slice(3);
+      const args = warmArgs(profile, sandbox.workdir, runOptions.select);
       const answer = await request(
         {
           op: 'run',

@@ -140,10 +140,12 @@ def _statement_startend(lineno, node):
 
 
 def _install_statement_cache():
-    """Makes pytest's failure reports cheap without changing a byte of them. For each
-    traceback entry pytest parses the entry's whole file again and walks the whole tree
-    (``_pytest._code.source``): on a bug that fails a hundred tests of a large test module
-    that is seconds per run, most of a warm run. With this, each source text is parsed once
+    """Makes pytest's failure reports cheap without changing a byte of them. Warm runs ask
+    for none (``--tb=no``), but pytest still formats some whatever ``--tb`` says: a test
+    module that fails to import is reported with a short traceback, which a bug in the
+    package makes for every test module. For each traceback entry pytest parses the entry's
+    whole file again and walks the whole tree (``_pytest._code.source``): on a large suite
+    that is seconds per run. With this, each source text is parsed once
     and each tree walked once (the trees are only read; the server parses the clean files
     ahead, see ``_prepare_reports``), and where pytest's statement lookup is a version
     ``_statement_starts`` mirrors, its statement lines are computed once per tree. Only the
