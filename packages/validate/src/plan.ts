@@ -102,12 +102,19 @@ function inBody(entity: Entity, source: Buffer, start: number, end: number): boo
  * The body excludes the signature, decorators and a leading docstring: those are read
  * without calling the function (at definition time, by `inspect`, by doctest collection).
  * `oldEntities` are those of `file.before`, when already parsed.
+ *
+ * Only the clean file's structure is read: the changed text is not parsed here. A change
+ * inside a body whose new text reaches out of it (a dedent that ends the function and
+ * defines module-level code, a new docstring, another function's code) is caught where it
+ * matters, by the checkpoint, which compiles the changed file and compares every code
+ * object with the clean one's: module- or class-level code that differs, or a function
+ * whose name, flags, closure or docstring changed, declines the checkpoint and the run
+ * imports the file afresh (`envgen_warm.swap`).
  */
 export function locateBodyChange(file: ChangedFile, oldEntities: readonly Entity[] = extractEntities(file.before, file.path).entities): { entity: Entity } | { reason: string } {
   const before = Buffer.from(file.before, 'utf8');
   const after = Buffer.from(file.after, 'utf8');
   if (before.equals(after)) return { reason: `${file.path} is unchanged` };
-  const newEntities = extractEntities(file.after, file.path).entities;
   let reason = '';
   for (const region of placements(before, after)) {
     const old = innermost(oldEntities, region.start, region.oldEnd);
@@ -119,10 +126,7 @@ export function locateBodyChange(file: ChangedFile, oldEntities: readonly Entity
       reason ||= `class-level change in ${file.path}:${old.qualifiedName}`;
       continue;
     }
-    const renewed = newEntities.find((entity) => entity.qualifiedName === old.qualifiedName && entity.kind === old.kind);
-    if (inBody(old, before, region.start, region.oldEnd) && renewed !== undefined && inBody(renewed, after, region.start, region.newEnd)) {
-      return { entity: old };
-    }
+    if (inBody(old, before, region.start, region.oldEnd)) return { entity: old };
     reason ||= `change outside the body of ${file.path}:${old.qualifiedName}`;
   }
   return { reason };

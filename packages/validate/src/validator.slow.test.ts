@@ -156,6 +156,9 @@ const CANDIDATES: Record<string, ValidationInput> = {
   leaksIntoTree: mutate('leak', 'open(path, "w")', 'open("leak.txt", "w")'),
   brokenImport: mutate('broken import', 'import os', 'import os_missing'),
   unused: mutate('harmless', 'total = 0\n', 'total = 0\n    unused = 1\n'),
+  // An edit inside _parse's body whose new text ends the function and redefines add at
+  // module level: test_add, long before the first test that runs _parse, now fails.
+  bodyEscapes: mutate('body escapes', '    return text.upper()\n', '    return text.upper()\n\n\ndef add(a, b):\n    return a * b\n'),
   escapes: mutate('escape', 'return a + b', 'return a - b', '../outside.py'),
 };
 
@@ -237,6 +240,8 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
     expect(fast.get('importTime')).toMatchObject({ mode: 'suite', declined: ['pkg/calc.py:registry_name ran before collection'], verdict: { kind: 'instance', failToPass: f2p('test_registered', 'test_registry_name') } });
     expect(fast.get('importTime')?.resumedFrom).toBeUndefined();
     expect(fast.get('classLevel')).toMatchObject({ mode: 'suite', declined: ['module- or class-level code differs'], verdict: { kind: 'instance', failToPass: f2p('test_counter') } });
+    expect(fast.get('bodyEscapes')).toMatchObject({ mode: 'suite', verdict: { kind: 'instance', failToPass: f2p('test_add', 'test_mul') } });
+    expect(fast.get('bodyEscapes')?.declined).toContain('module- or class-level code differs');
     // conftest.py imports the module, so pytest stops before running anything: judged by its
     // results (every test fails), as the reference judges it, never 'crashed'.
     expect(fast.get('brokenImport')).toMatchObject({ mode: 'suite', verdict: { kind: 'rejected', reason: 'no-passing-test' } });
