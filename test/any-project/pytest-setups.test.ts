@@ -23,6 +23,8 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
 
     const report = await runInject({ repo, count: shape.count ?? 16, seed: 11, combine: 2, tasks: null }, settings, silentLogger, quiet);
     expect(report.rejected['crashed'] ?? 0).toBe(0);
+    // Bugs go only into lines the clean suite ran, whatever the set-up.
+    expect(report.sites.linesKnown).toBe(true);
     // One truth: nothing the validator proved is rejected by the weakening or the checks.
     expect(report.afterVerdict).toEqual([]);
     expect(report.replay).toMatchObject({ agreed: true });

@@ -363,6 +363,108 @@ def test_stamped(token):
     },
     renamesIds: true,
   },
+  'untested-branches': {
+    about: 'error paths, rare options and fallbacks no test takes, as most real libraries have',
+    files: {
+      'sizes/__init__.py': `"""Human-readable sizes: parsing and formatting, with the paths real code has."""
+import warnings
+
+UNITS = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+
+
+def parse_size(text, strict=False, default=None):
+    text = text.strip()
+    if not text:
+        if default is not None:
+            return default
+        raise ValueError("empty size")
+    unit = text[-1].lower()
+    if unit in UNITS:
+        number = int(text[:-1])
+        factor = UNITS[unit]
+    else:
+        number = int(text)
+        factor = 1
+    if strict and number < 0:
+        raise ValueError("negative size: %d" % number)
+    if number > 10 ** 6:
+        warnings.warn("very large size")
+        number = min(number, 10 ** 9)
+    return number * factor
+
+
+def format_size(n, binary=True, precision=1):
+    base = 1024 if binary else 1000
+    if n < 0:
+        sign = "-"
+        n = -n
+    else:
+        sign = ""
+    for unit in ("", "K", "M", "G"):
+        if n < base:
+            return "%s%d%s" % (sign, n, unit)
+        n = n // base
+    if precision > 3:
+        warnings.warn("precision capped at 3")
+        precision = 3
+    return "%s%.*fT" % (sign, precision, n)
+
+
+class Quota:
+    def __init__(self, limit, soft=None):
+        if soft is not None and soft > limit:
+            raise ValueError("soft limit above the hard one")
+        self.limit = limit
+        self.soft = soft if soft is not None else limit
+        self.used = 0
+
+    def take(self, amount):
+        if amount < 0:
+            raise ValueError("negative amount")
+        if self.used + amount > self.limit:
+            return False
+        self.used = self.used + amount
+        if self.used > self.soft:
+            warnings.warn("over the soft limit")
+        return True
+
+    def left(self):
+        return self.limit - self.used
+
+    def reset(self, keep=0):
+        if keep > self.used:
+            keep = self.used
+        self.used = keep
+`,
+      'tests/test_sizes.py': `from sizes import Quota, format_size, parse_size
+
+
+def test_parse_plain():
+    assert parse_size("10") == 10
+
+
+def test_parse_units():
+    assert parse_size("2k") == 2048
+    assert parse_size(" 3M ") == 3 * 1024 ** 2
+
+
+def test_format_small():
+    assert format_size(5) == "5"
+
+
+def test_format_kilo():
+    assert format_size(2048) == "2K"
+
+
+def test_quota():
+    quota = Quota(10)
+    assert quota.take(4)
+    assert not quota.take(7)
+    assert quota.left() == 6
+`,
+    },
+    count: 40,
+  },
   'hanging-mutants': {
     about: 'a 0.1 s suite where natural mutants loop forever: limits must follow clean durations',
     files: {

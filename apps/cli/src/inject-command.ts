@@ -132,7 +132,7 @@ export function formatInjectReport(report: InjectCommandReport): string {
     '',
     table,
     '',
-    `sites        ${report.sites.covered} covered entities; ${report.sites.skippedUncovered} skipped as uncovered`,
+    `sites        ${report.sites.covered} covered entities; ${report.sites.skippedUncovered} skipped as uncovered; ${report.sites.linesKnown ? 'changes only in lines the clean suite ran' : 'which lines ran is unknown (the suite replaced the line tracer): changes anywhere in them'}`,
     ...(report.history === null
       ? []
       : [`history      ${report.history.versions} past version(s) of ${report.history.files} source file(s)${report.history.shallow ? ' (a shallow clone: only the commits it holds; git fetch --unshallow for more)' : ''}`]),

@@ -43,6 +43,7 @@ export function baselineOf(results: Record<string, TestResult>, coverage: Record
     collectionErrors: [],
     coverage,
     functions: Object.keys(coverage),
+    executedLines: null,
     suiteSeconds: [1, 1],
     createdAt: '2026-01-01T00:00:00.000Z',
   };

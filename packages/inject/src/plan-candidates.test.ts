@@ -44,6 +44,20 @@ describe('planCandidates', () => {
     expect(used.size).toBeGreaterThanOrEqual(8);
   });
 
+  it("changes only lines the baseline saw run when it knows them", () => {
+    // Odd lines only: a site on an even line is code no test ran.
+    const executedLines = new Set(GEOMETRY.split('\n').map((_, index) => index + 1).filter((line) => line % 2 === 1));
+    const changedLine = (after: string): number => GEOMETRY.split('\n').findIndex((line, index) => line !== after.split('\n')[index]) + 1;
+    const planned: PlannedCandidate[] = [];
+    for (const item of planCandidates({ files: [{ ...file, executedLines }], sites, strategies: [STRATEGIES['change_constant'], STRATEGIES['change_operator']].filter((s) => s !== undefined), seed: 5 })) {
+      if (item.kind === 'candidate') planned.push(item);
+    }
+    expect(planned.length).toBeGreaterThanOrEqual(2);
+    for (const { files } of planned) expect(changedLine(files[0]?.after ?? '') % 2).toBe(1);
+    // Without them, the same seed does change even lines.
+    expect(take(5, 40).some(({ candidate, files }) => ['change_constant', 'change_operator'].includes(candidate.strategy) && changedLine(files[0]?.after ?? '') % 2 === 0)).toBe(true);
+  });
+
   it('stops when no site is left rather than looping', () => {
     const none = [...planCandidates({ files: [file], sites: [], strategies, seed: 1 })];
     expect(none).toEqual([]);

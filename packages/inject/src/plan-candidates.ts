@@ -51,7 +51,7 @@ function pickWeighted<T extends { weight: number }>(items: readonly T[], draw: n
  */
 export function* planCandidates(options: PlanCandidatesOptions): Generator<PlannedCandidate | DroppedAttempt> {
   const rng = createRng(options.seed);
-  const sources = new Map(options.files.map((file) => [file.path, file.source]));
+  const sources = new Map(options.files.map((file) => [file.path, file]));
   const eligible = options.strategies
     .map((strategy) => ({ strategy, sites: options.sites.filter((site) => strategy.appliesTo.includes(site.entity.kind)) }))
     .filter((entry) => entry.sites.length > 0);
@@ -65,8 +65,10 @@ export function* planCandidates(options: PlanCandidatesOptions): Generator<Plann
       for (let attempt = 0; attempt < TRIES_PER_TURN && drops < limit; attempt++) {
         const site = pickWeighted(sites, rng.next());
         const seed = rng.int(2 ** 32);
-        const source = sources.get(site.path) ?? '';
-        const outcome = applyStrategy(strategy, { source, entity: site.entity, path: site.path, rng: createRng(seed) });
+        const file = sources.get(site.path);
+        const source = file?.source ?? '';
+        const executedLines = file?.executedLines;
+        const outcome = applyStrategy(strategy, { source, entity: site.entity, path: site.path, rng: createRng(seed), ...(executedLines ? { executedLines } : {}) });
         if (outcome.status === 'dropped') {
           drops += 1;
           yield { kind: 'dropped', strategy: strategy.name, reason: outcome.reason };

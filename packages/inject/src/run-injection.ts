@@ -89,7 +89,8 @@ export interface InjectionReport {
   repo: string;
   commit: string;
   seed: number;
-  sites: { covered: number; skippedUncovered: number };
+  /** Where bugs may go; `linesKnown`: strategies pick sites among the lines the clean suite ran (false: the suite displaced the line tracer, so anywhere in a covered entity). */
+  sites: { covered: number; skippedUncovered: number; linesKnown: boolean };
   /** Attempts dropped before any test ran, by reason. */
   dropped: Record<string, number>;
   /** Candidates that went to validation (or were answered from the pool). */
@@ -132,11 +133,17 @@ export interface InjectionReport {
   cleanRun: { seconds: number; cached: boolean } | null;
 }
 
-async function readSourceFiles(worktree: string, paths: readonly string[]): Promise<SourceFile[]> {
+/**
+ * The profile's source files with their entities and the lines the baseline saw run (a file
+ * with no line of it seen, while the baseline knows lines, has no covered entity either).
+ */
+async function readSourceFiles(worktree: string, paths: readonly string[], baseline: Baseline): Promise<SourceFile[]> {
   const files: SourceFile[] = [];
   for (const path of paths) {
     const source = await readFile(join(worktree, path), 'utf8').catch(() => null);
-    if (source !== null) files.push({ path, source, entities: extractEntities(source, path).entities });
+    if (source === null) continue;
+    const lines = baseline.executedLines?.[path];
+    files.push({ path, source, entities: extractEntities(source, path).entities, ...(lines ? { executedLines: new Set(lines) } : {}) });
   }
   return files;
 }
@@ -170,13 +177,13 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   const logger = options.logger ?? silentLogger;
   const progress = options.onProgress ?? (() => undefined);
   const { repo, profile } = options;
-  const files = await readSourceFiles(options.worktree, profile.sourceFiles);
+  const files = await readSourceFiles(options.worktree, profile.sourceFiles, options.baseline);
   const { sites, skippedUncovered } = selectSites(files, options.baseline);
   const report: InjectionReport = {
     repo: `${repo.owner}/${repo.name}`,
     commit: repo.commit,
     seed: options.seed,
-    sites: { covered: sites.length, skippedUncovered },
+    sites: { covered: sites.length, skippedUncovered, linesKnown: options.baseline.executedLines !== null },
     dropped: {},
     tried: 0,
     kept: 0,

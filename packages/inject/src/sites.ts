@@ -5,11 +5,13 @@ import type { Baseline } from '@envgen/testrun';
 /** Cost of collecting one test file, in tests: importing a test module costs more than running a test. */
 export const FILE_COST = 5;
 
-/** A source file as the injector sees it: its text and its entities. */
+/** A source file as the injector sees it: its text, its entities and the lines the clean suite ran. */
 export interface SourceFile {
   path: string;
   source: string;
   entities: Entity[];
+  /** The lines (1-based) of `source` that ran in the baseline's coverage run; unknown when absent. */
+  executedLines?: ReadonlySet<number>;
 }
 
 /** An entity that may be mutated: covered by at least one non-flaky test that passes on the clean repo. */

@@ -1,5 +1,5 @@
 import type { SyntaxNode } from '@envgen/python';
-import { CLASS_KINDS, collectNodes, locateEntity } from './entity-node.js';
+import { CLASS_KINDS, collectNodes, locateEntity, ranInTests } from './entity-node.js';
 import { permuteStatements } from './permute.js';
 import { applyTextEdits, deleteStatements, lineOf, ownsLines, statementsOf } from './source-text.js';
 import type { TextEdit } from './source-text.js';
@@ -80,14 +80,14 @@ function removeCalls(source: string, calls: readonly SyntaxNode[], removed: Text
   return { edits: [...removed, ...edits], count };
 }
 
-/** SWE-smith's class_rm_funcs: remove one method and every `self.method(...)` call to it in the class. */
+/** SWE-smith's class_rm_funcs: remove one method the clean suite ran and every `self.method(...)` call to it in the class. */
 export const removeClassMethods: Strategy = {
   name: 'remove_class_methods',
   family: 'procedural',
   appliesTo: CLASS_KINDS,
-  apply({ source, entity, rng }) {
+  apply({ source, entity, rng, executedLines }) {
     const { definition, body } = locateEntity(source, entity);
-    const methods = methodsOf(source, body);
+    const methods = methodsOf(source, body).filter((method) => ranInTests(executedLines, method));
     if (methods.length === 0) return null;
     const method = rng.pick(methods);
     const name = methodName(method);

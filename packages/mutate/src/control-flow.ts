@@ -1,5 +1,5 @@
 import type { SyntaxNode } from '@envgen/python';
-import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, statementBlocks } from './entity-node.js';
+import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, ranInTests, statementBlocks } from './entity-node.js';
 import { permuteStatements } from './permute.js';
 import { applyTextEdits, indentOf, lineOf, linesSpanning, ownsLines, reindentLines, statementsOf } from './source-text.js';
 import type { TextEdit } from './source-text.js';
@@ -44,9 +44,9 @@ export const invertIfElse: Strategy = {
   name: 'invert_if_else',
   family: 'procedural',
   appliesTo: FUNCTION_KINDS,
-  apply({ source, entity, rng }) {
+  apply({ source, entity, rng, executedLines }) {
     const { definition } = locateEntity(source, entity);
-    const sites = collectNodes(definition, (node) => node.type === 'if_statement')
+    const sites = collectNodes(definition, (node) => node.type === 'if_statement' && ranInTests(executedLines, node))
       .map((node) => ({ node, edits: planInversion(source, node) }))
       .filter((site): site is { node: SyntaxNode; edits: TextEdit[] } => site.edits !== null);
     if (sites.length === 0) return null;
@@ -58,15 +58,15 @@ export const invertIfElse: Strategy = {
 // Statements whose position is part of their meaning for the compiler, not just the runtime.
 const PINNED_TYPES = new Set(['global_statement', 'nonlocal_statement', 'future_import_statement']);
 
-/** Runs (length ≥ 2) of adjacent statements that can trade places line for line. */
-function movableRuns(source: string, definition: SyntaxNode): SyntaxNode[][] {
+/** Runs (length ≥ 2) of adjacent statements that can trade places line for line, in code the clean suite ran. */
+function movableRuns(source: string, definition: SyntaxNode, executedLines: ReadonlySet<number> | undefined): SyntaxNode[][] {
   const body = definition.childForFieldName('body');
   const runs: SyntaxNode[][] = [];
   for (const block of statementBlocks(definition)) {
     let run: SyntaxNode[] = [];
     statementsOf(block).forEach((statement, index) => {
       const isDocstring = block.id === body?.id && index === 0 && isStringStatement(statement);
-      if (!isDocstring && !PINNED_TYPES.has(statement.type) && ownsLines(source, statement)) {
+      if (!isDocstring && !PINNED_TYPES.has(statement.type) && ownsLines(source, statement) && ranInTests(executedLines, statement)) {
         run.push(statement);
         return;
       }
@@ -86,8 +86,8 @@ export const shuffleStatements: Strategy = {
   name: 'shuffle_statements',
   family: 'procedural',
   appliesTo: FUNCTION_KINDS,
-  apply({ source, entity, rng }) {
-    const runs = movableRuns(source, locateEntity(source, entity).definition);
+  apply({ source, entity, rng, executedLines }) {
+    const runs = movableRuns(source, locateEntity(source, entity).definition, executedLines);
     if (runs.length === 0) return null;
     const run = rng.pick(runs);
     const size = 2 + rng.int(Math.min(run.length, MAX_SHUFFLE_WINDOW) - 1);

@@ -89,6 +89,52 @@ export function statementBlocks(root: SyntaxNode): SyntaxNode[] {
   return collectNodes(root, (node) => node.type === 'block' && node.parent?.type !== 'match_statement');
 }
 
+const DEFINITION_TYPES = new Set(['function_definition', 'decorated_definition']);
+
+/** The statement `node` is part of (itself when it is one): the node whose parent is a block or the module. */
+function statementOf(node: SyntaxNode): SyntaxNode {
+  let at = node;
+  while (at.parent !== null && at.parent.type !== 'block' && at.parent.type !== 'module') at = at.parent;
+  return at;
+}
+
+/**
+ * True when the clean suite ran the code at `node` (always, when `executedLines` is unknown):
+ * a line of the node's span ran, counted from the start of its statement (a compound
+ * statement's header runs when its condition is evaluated; an operator's line may report no
+ * line event of its own). A function or method definition counts by its body: its `def`
+ * line runs at import whether or not anything calls it.
+ */
+export function ranInTests(executedLines: ReadonlySet<number> | undefined, node: SyntaxNode): boolean {
+  if (executedLines === undefined) return true;
+  let first: number;
+  let last: number;
+  const definition = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
+  if (DEFINITION_TYPES.has(node.type) && definition?.type === 'function_definition') {
+    const body = definition.childForFieldName('body');
+    if (body === null) return true;
+    first = body.startPosition.row;
+    last = body.endPosition.row;
+  } else {
+    first = statementOf(node).startPosition.row;
+    last = node.endPosition.row;
+  }
+  for (let row = first; row <= last; row++) if (executedLines.has(row + 1)) return true;
+  return false;
+}
+
+/**
+ * True when the clean suite ran code inside compound `statement` (an if's branches, a loop's
+ * body, a with or try body): deleting an if whose condition always failed, or a loop that
+ * never iterated, changes nothing a test can see. Other statements: {@link ranInTests}.
+ */
+export function bodyRan(executedLines: ReadonlySet<number> | undefined, statement: SyntaxNode): boolean {
+  const firstBlock = statement.namedChildren.find((child) => child.type === 'block');
+  if (executedLines === undefined || firstBlock === undefined) return ranInTests(executedLines, statement);
+  for (let row = firstBlock.startPosition.row; row <= statement.endPosition.row; row++) if (executedLines.has(row + 1)) return true;
+  return false;
+}
+
 /** True when `statement` is a bare string expression (a docstring in first position). */
 export function isStringStatement(statement: SyntaxNode): boolean {
   const only = statement.namedChildren;

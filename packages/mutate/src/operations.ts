@@ -1,5 +1,5 @@
 import type { SyntaxNode } from '@envgen/python';
-import { FUNCTION_KINDS, collectNodes, locateEntity, wrapExpression } from './entity-node.js';
+import { FUNCTION_KINDS, collectNodes, locateEntity, ranInTests, wrapExpression } from './entity-node.js';
 import { applyTextEdits, lineOf } from './source-text.js';
 import type { Strategy } from './types.js';
 
@@ -36,9 +36,9 @@ function operatorTokens(node: SyntaxNode): SyntaxNode[] {
   return [];
 }
 
-/** Nodes under the entity's definition (decorators excluded) that `keep` accepts. */
+/** Nodes under the entity's definition (decorators excluded) that `keep` accepts, in code the clean suite ran. */
 function sitesIn(input: Parameters<Strategy['apply']>[0], keep: (node: SyntaxNode) => boolean): SyntaxNode[] {
-  return collectNodes(locateEntity(input.source, input.entity).definition, keep);
+  return collectNodes(locateEntity(input.source, input.entity).definition, (node) => keep(node) && ranInTests(input.executedLines, node));
 }
 
 /** SWE-smith's op_change: replace an operator by another of its family (`<` → `>=`, `and` → `or`). */

@@ -1,6 +1,6 @@
 import type { Rng } from '@envgen/core';
 import type { SyntaxNode } from '@envgen/python';
-import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, statementBlocks } from './entity-node.js';
+import { FUNCTION_KINDS, collectNodes, isStringStatement, locateEntity, ranInTests, statementBlocks } from './entity-node.js';
 import { applyTextEdits, deleteStatements, indentOf, ownsLines, statementsOf } from './source-text.js';
 import type { Strategy } from './types.js';
 
@@ -34,8 +34,9 @@ export const removeFunctionBody: Strategy = {
   name: 'remove_function_body',
   family: 'removal',
   appliesTo: FUNCTION_KINDS,
-  apply({ source, entity }) {
+  apply({ source, entity, executedLines }) {
     const { definition, body } = locateEntity(source, entity);
+    if (!ranInTests(executedLines, definition)) return null;
     const code = codeStatements(body, true);
     const first = code[0];
     const last = code.at(-1);
@@ -134,10 +135,12 @@ interface StatementRun {
 
 /**
  * The runs remove_block may delete from one block: at least 30% of its statements, all owning
- * their lines, never the whole function body, and leaving no later read of a name unbound.
+ * their lines, never the whole function body, leaving no later read of a name unbound, and
+ * holding a statement the clean suite ran.
  */
-function removableRuns(source: string, facts: NameFacts, block: SyntaxNode, isBody: boolean): StatementRun[] {
+function removableRuns(source: string, facts: NameFacts, block: SyntaxNode, isBody: boolean, executedLines: ReadonlySet<number> | undefined): StatementRun[] {
   const code = codeStatements(block, isBody);
+  const ran = code.map((statement) => ranInTests(executedLines, statement));
   const n = code.length;
   if (n < 2) return [];
   const runs: StatementRun[] = [];
@@ -147,18 +150,18 @@ function removableRuns(source: string, facts: NameFacts, block: SyntaxNode, isBo
       const first = statements[0];
       const last = statements.at(-1);
       if (first === undefined || last === undefined || !statements.every((statement) => ownsLines(source, statement))) continue;
-      if (!leavesNameUnbound(facts, first.startIndex, last.endIndex)) runs.push({ block, statements });
+      if (ran.slice(offset, offset + size).includes(true) && !leavesNameUnbound(facts, first.startIndex, last.endIndex)) runs.push({ block, statements });
     }
   }
   return runs;
 }
 
 /** Picks a block (uniformly among those with a removable run), then one of its runs. */
-function pickRun(source: string, definition: SyntaxNode, rng: Rng): StatementRun | null {
+function pickRun(source: string, definition: SyntaxNode, rng: Rng, executedLines: ReadonlySet<number> | undefined): StatementRun | null {
   const body = definition.childForFieldName('body');
   const facts = gatherNameFacts(definition);
   const perBlock = statementBlocks(body ?? definition)
-    .map((block) => removableRuns(source, facts, block, block.id === body?.id))
+    .map((block) => removableRuns(source, facts, block, block.id === body?.id, executedLines))
     .filter((runs) => runs.length > 0);
   return perBlock.length === 0 ? null : rng.pick(rng.pick(perBlock));
 }
@@ -168,9 +171,9 @@ export const removeBlock: Strategy = {
   name: 'remove_block',
   family: 'removal',
   appliesTo: FUNCTION_KINDS,
-  apply({ source, entity, rng }) {
+  apply({ source, entity, rng, executedLines }) {
     const { definition } = locateEntity(source, entity);
-    const run = pickRun(source, definition, rng);
+    const run = pickRun(source, definition, rng, executedLines);
     const first = run?.statements[0];
     const last = run?.statements.at(-1);
     if (run === null || first === undefined || last === undefined) return null;

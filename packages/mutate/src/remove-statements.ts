@@ -1,11 +1,11 @@
 import type { SyntaxNode } from '@envgen/python';
-import { FUNCTION_KINDS, collectNodes, locateEntity } from './entity-node.js';
+import { FUNCTION_KINDS, bodyRan, collectNodes, locateEntity } from './entity-node.js';
 import { applyTextEdits, deleteStatements, indentOf, lineOf, linesSpanning, ownsLines, reindentLines, statementsOf } from './source-text.js';
 import type { Strategy } from './types.js';
 
-/** Statements of blocks under `definition` that `keep` accepts and that own their lines. */
-function statementSites(source: string, definition: SyntaxNode, keep: (node: SyntaxNode) => boolean): SyntaxNode[] {
-  return collectNodes(definition, (node) => node.parent?.type === 'block' && keep(node) && ownsLines(source, node));
+/** Statements of blocks under `definition` that `keep` accepts, that own their lines and whose code the clean suite ran (a compound statement's body). */
+function statementSites(source: string, definition: SyntaxNode, executedLines: ReadonlySet<number> | undefined, keep: (node: SyntaxNode) => boolean): SyntaxNode[] {
+  return collectNodes(definition, (node) => node.parent?.type === 'block' && keep(node) && ownsLines(source, node) && bodyRan(executedLines, node));
 }
 
 /** A strategy deleting one whole statement that `keep` accepts (a lone statement becomes `pass`). */
@@ -14,8 +14,8 @@ function removeStatementStrategy(name: string, what: string, keep: (node: Syntax
     name,
     family: 'procedural',
     appliesTo: FUNCTION_KINDS,
-    apply({ source, entity, rng }) {
-      const sites = statementSites(source, locateEntity(source, entity).definition, keep);
+    apply({ source, entity, rng, executedLines }) {
+      const sites = statementSites(source, locateEntity(source, entity).definition, executedLines, keep);
       if (sites.length === 0) return null;
       const site = rng.pick(sites);
       const block = site.parent;
@@ -52,14 +52,14 @@ export const removeWrapper: Strategy = {
   name: 'remove_wrapper',
   family: 'procedural',
   appliesTo: FUNCTION_KINDS,
-  apply({ source, entity, rng }) {
+  apply({ source, entity, rng, executedLines }) {
     // The body statements of each with/try whose body starts on its own line.
     const bodyOf = (node: SyntaxNode): SyntaxNode[] => {
       const body = node.type === 'with_statement' || node.type === 'try_statement' ? node.childForFieldName('body') : null;
       const statements = body === null ? [] : statementsOf(body);
       return statements[0] !== undefined && indentOf(source, statements[0]) !== null ? statements : [];
     };
-    const sites = statementSites(source, locateEntity(source, entity).definition, (node) => bodyOf(node).length > 0);
+    const sites = statementSites(source, locateEntity(source, entity).definition, executedLines, (node) => bodyOf(node).length > 0);
     if (sites.length === 0) return null;
     const site = rng.pick(sites);
     const statements = bodyOf(site);

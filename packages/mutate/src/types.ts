@@ -9,6 +9,12 @@ export interface StrategyInput {
   /** Repo-relative path of the file, for descriptions and candidate records. */
   path: string;
   rng: Rng;
+  /**
+   * The lines of `source` (1-based) that ran when the clean suite did: a strategy picks its
+   * site among code that ran (a change to code no test runs cannot be proven). Unknown when
+   * absent: every site is a candidate.
+   */
+  executedLines?: ReadonlySet<number>;
 }
 
 /** One proposed bug in one file: the whole new source and what was changed. */

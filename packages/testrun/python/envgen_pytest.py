@@ -5,6 +5,9 @@ the environment names a results file:
 
 - ``ENVGEN_RESULTS``: path of the JSON file written (atomically) at the end of the session.
 - ``ENVGEN_COVERAGE=1``: also record, per test, the code objects that started executing.
+- ``ENVGEN_LINES``: path of a JSON list of repo-relative source files; the session also
+  records which of their lines ran (in any test, at collection or in threads), as the
+  ``lines`` key, left out when something else displaced the trace function before the end.
 - ``ENVGEN_TEST_TIMEOUT``: seconds one test may take (setup + call + teardown); past it the
   test is stopped with an exception (SIGALRM, main thread only), fails, is marked
   ``"timedOut": true``, and the run goes on.
@@ -21,7 +24,8 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
      "results": {nodeid: {"outcome": "passed|failed|error|skipped", "duration": float,
                           "wall": float}},   # wall: the whole run protocol, reports included
      "collectionErrors": [{"nodeid": str, "message": str}],
-     "coverage": {nodeid: {relpath: [co_firstlineno, ...]}}}   # only with ENVGEN_COVERAGE=1
+     "coverage": {nodeid: {relpath: [co_firstlineno, ...]}},   # only with ENVGEN_COVERAGE=1
+     "lines": {relpath: [lineno, ...]}}                        # only with ENVGEN_LINES
 """
 
 import atexit
@@ -38,6 +42,7 @@ _RESULTS_ENV = "ENVGEN_RESULTS"
 _COVERAGE_ENV = "ENVGEN_COVERAGE"
 _TEST_TIMEOUT_ENV = "ENVGEN_TEST_TIMEOUT"
 _TEST_LIMITS_ENV = "ENVGEN_TEST_LIMITS"
+_LINES_ENV = "ENVGEN_LINES"
 _MESSAGE_LIMIT = 500
 _PLUGIN_NAME = "envgen-recorder"
 
@@ -96,23 +101,26 @@ class _ProfilerTracer:
     The main thread uses cProfile's C profiler (``_lsprof``) without builtins: its per-call
     cost is in C, far below a Python trace function, and its stats name every code object
     called. Threads started by tests get a global trace function that notes each new
-    frame's code in their owner's set (see ``_stamp_threads``) and returns None (no line
-    events).
+    frame's code in their owner's set (see ``_stamp_threads``) and hands the frame to the
+    line recorder, if any (else no line events).
     """
 
-    def __init__(self):
+    def __init__(self, lines):
         import _lsprof
 
         self._box = [set(), False]
         self._profiler = _lsprof.Profiler()
         self._start = None
+        self._lines = lines
 
     def start(self):
         box = self._box
+        lines = self._lines.trace if self._lines is not None else None
 
         def tracer(frame, event, arg):
             owner = _owner()
             (owner if owner is not None else box[0]).add(frame.f_code)
+            return lines(frame, event, arg) if lines is not None else None
 
         self._start = _stamp_threads(box)
         threading.settrace(tracer)
@@ -205,6 +213,79 @@ class _MonitoringTracer:
         self._tool = None
 
 
+class _LineRecorder:
+    """Which lines of the named source files ran in the session: a trace function (main
+    thread and threads) that traces lines only in the code objects of those files, and only
+    while some line of the code object has not been seen yet, so code that has run whole
+    costs one call per frame and nothing per line. Lines that ran in child processes are not
+    seen. Works beside ``_lsprof`` (the profile hook) and sys.monitoring."""
+
+    def __init__(self, file_key, files):
+        self._file_key = file_key
+        self._files = files
+        # code object -> (its lines, the lines not seen yet, the local trace function), or None
+        self._codes = {}
+        self.trace = self._trace
+
+    def start(self, threads):
+        """Traces the main thread, and with ``threads`` the threads started from now on
+        (without it, the coverage tracer's thread function hands frames to :attr:`trace`)."""
+        sys.settrace(self.trace)
+        if threads:
+            threading.settrace(self.trace)
+
+    def _watch(self, code):
+        key = self._file_key(code.co_filename)
+        if key is None or key not in self._files:
+            self._codes[code] = None
+            return None
+        if hasattr(code, "co_lines"):
+            lines = {line for _, _, line in code.co_lines() if line}
+        else:  # Python < 3.10
+            import dis
+
+            lines = {line for _, line in dis.findlinestarts(code) if line}
+        pending = set(lines)
+        discard = pending.discard
+
+        def local(frame, event, arg):
+            if event == "line":
+                discard(frame.f_lineno)
+            return local
+
+        entry = (lines, pending, local)
+        self._codes[code] = entry
+        return entry
+
+    def _trace(self, frame, event, arg):
+        code = frame.f_code
+        entry = self._codes.get(code, False)
+        if entry is False:
+            entry = self._watch(code)
+        if entry is None or not entry[1]:
+            return None
+        return entry[2]
+
+    def intact(self):
+        """Whether the main thread's trace function is still this recorder's."""
+        return sys.gettrace() == self.trace
+
+    def stop(self, threads):
+        if self.intact():
+            sys.settrace(None)
+        if threads:
+            threading.settrace(None)
+
+    def lines(self):
+        per_file = {}
+        for code, entry in list(self._codes.items()):
+            if entry is not None:
+                ran = entry[0] - entry[1]
+                if ran:
+                    per_file.setdefault(self._file_key(code.co_filename), set()).update(ran)
+        return {path: sorted(lines) for path, lines in sorted(per_file.items())}
+
+
 class TestTimeout(Exception):
     """Raised inside a test that ran past ENVGEN_TEST_TIMEOUT."""
 
@@ -251,9 +332,18 @@ class _Recorder:
         self.test_timeout = _test_timeout()
         self.test_limits = _test_limits() if self.test_timeout is not None else {}
         self.tracer = None
+        self.line_recorder = None
+        lines_path = os.environ.get(_LINES_ENV)
+        if lines_path:
+            with open(lines_path, encoding="utf-8") as handle:
+                self.line_recorder = _LineRecorder(self._file_key, set(json.load(handle)))
+        # Under the profiler, threads reach the line recorder through its thread function.
+        self._lines_in_threads = not coverage or hasattr(sys, "monitoring")
         if coverage:
-            self.tracer = _MonitoringTracer() if hasattr(sys, "monitoring") else _ProfilerTracer()
+            self.tracer = _MonitoringTracer() if hasattr(sys, "monitoring") else _ProfilerTracer(self.line_recorder)
             self.tracer.start()
+        if self.line_recorder is not None:
+            self.line_recorder.start(self._lines_in_threads)
 
     # -- outcomes ---------------------------------------------------------------------
 
@@ -347,6 +437,12 @@ class _Recorder:
         if self.written:
             return
         self.written = True
+        lines = None
+        if self.line_recorder is not None:
+            # A trace function the suite installed in ours' place would have hidden lines that ran.
+            if self.line_recorder.intact():
+                lines = self.line_recorder.lines()
+            self.line_recorder.stop(self._lines_in_threads)
         if self.tracer is not None:
             self.tracer.stop()
         payload = {
@@ -363,6 +459,8 @@ class _Recorder:
         }
         if self.coverage is not None:
             payload["coverage"] = {nodeid: self._lines(code_sets) for nodeid, code_sets in self.coverage.items()}
+        if lines is not None:
+            payload["lines"] = lines
         temp = "%s.tmp%d" % (self.results_path, os.getpid())
         with open(temp, "w", encoding="utf-8") as handle:
             json.dump(payload, handle)

@@ -153,6 +153,15 @@ describe('buildBaseline in the local sandbox', () => {
     expect(coveredEntities(baseline).map((entity) => entity.qualifiedName)).toEqual(['Square.__init__', 'Square.area', 'area', 'logged', 'perimeter']);
   });
 
+  it('keeps the lines of source files that ran: not a raise no test reaches, nor the body of a function no test calls', () => {
+    const lines = REPO['pkg/shapes.py'].split('\n');
+    const at = (text: string): number => lines.findIndex((line) => line.includes(text)) + 1;
+    const ran = new Set(baseline.executedLines?.['pkg/shapes.py']);
+    for (const text of ['if v < 0:', 'return v', 'return checked(w) * checked(h)', 'return 2 * (w + h)', 'def never_called():']) expect(ran.has(at(text)), text).toBe(true);
+    for (const text of ['raise ValueError(v)', 'return None']) expect(ran.has(at(text)), text).toBe(false);
+    expect(Object.keys(baseline.executedLines ?? {})).toEqual(['pkg/shapes.py']);
+  });
+
   it('caches the baseline atomically and answers the second call without running pytest', async () => {
     const path = baselinePath(home, 'a'.repeat(40), profileHash(profile));
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(baseline);

@@ -59,6 +59,7 @@ function isBaseline(value: unknown, commit: string, hash: string): value is Base
     typeof candidate.coverage === 'object' &&
     candidate.coverage !== null &&
     Array.isArray(candidate.functions) &&
+    candidate.executedLines !== undefined &&
     Array.isArray(candidate.suiteSeconds)
   );
 }
@@ -150,8 +151,8 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
 
 /**
  * The clean repo's baseline: the suite runs twice at once, in two sandboxes over two
- * copies of `worktree` (each after the profile's install steps; coverage recorded in one
- * of them); tests whose outcome differs are flaky. Coverage is mapped to the function and
+ * copies of `worktree` (each after the profile's install steps; coverage and the lines of
+ * source files that ran recorded in one of them); tests whose outcome differs are flaky. Coverage is mapped to the function and
  * method entities of the profile's source files.
  * Cached per (commit, profile hash) under `<home>/baselines/`; throws EnvgenError
  * `test-run-failed` when the clean suite times out or crashes.
@@ -186,7 +187,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
       try {
         await runInstallSteps(target, profile, { logger });
-        return await runPytest(target, profile, { coverage, logger });
+        return await runPytest(target, profile, { coverage, ...(coverage ? { lines: profile.sourceFiles } : {}), logger });
       } finally {
         await target.close();
       }
@@ -212,6 +213,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       collectionErrors: mergeCollectionErrors(plain.collectionErrors, traced.collectionErrors),
       coverage: mapCoverage(traced.coverage ?? {}, (file) => entities.get(file) ?? null),
       functions,
+      executedLines: traced.lines ?? null,
       suiteSeconds: [plain.seconds, traced.seconds],
       createdAt: new Date().toISOString(),
     };

@@ -1,8 +1,8 @@
 export type { TestOutcome, TestResult, CollectionError, TestRun, CoveredEntity, Baseline } from './types.js';
 export { openPytestSandbox, pytestMounts, PYTEST_SUPPORT_DIR, SANDBOX_SUPPORT_DIR, SANDBOX_OUT_DIR } from './pytest-sandbox.js';
 export type { PytestSandbox, OpenPytestSandboxOptions } from './pytest-sandbox.js';
-export { runPytest, splitTestArgs, buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs, writeTestLimits } from './run-pytest.js';
-export type { PytestRun, PytestCoverage, RunPytestOptions } from './run-pytest.js';
+export { runPytest, splitTestArgs, buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs, writeRunFile } from './run-pytest.js';
+export type { PytestRun, PytestCoverage, PytestLines, RunPytestOptions } from './run-pytest.js';
 export { buildBaseline, loadCachedBaseline, baselinePath, findFlaky } from './baseline.js';
 export { runInstallSteps } from './install-steps.js';
 export type { BuildBaselineOptions, BaselineProgress } from './baseline.js';

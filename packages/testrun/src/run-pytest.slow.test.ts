@@ -215,6 +215,63 @@ describe('runPytest in the local sandbox', () => {
     expect([...files].sort()).toEqual(['pkg/m.py', 'tests/test_m.py']);
   });
 
+  it('records which lines of the named source files ran: branches not taken and functions not called stay out, threads count', async () => {
+    const files = {
+      'pkg/__init__.py': '',
+      'pkg/m.py': [
+        'def parse(text, strict=False):', // 1
+        '    if not text:', // 2
+        '        raise ValueError("empty")', // 3
+        '    if strict:', // 4
+        '        return text.upper()', // 5
+        '    return text', // 6
+        '',
+        '',
+        'def unused():', // 9
+        '    return 0', // 10
+        '',
+        '',
+        'def in_thread():', // 13
+        '    return 1', // 14
+        '',
+      ].join('\n'),
+      'tests/test_m.py': [
+        'import threading',
+        'from pkg.m import parse, in_thread',
+        '',
+        'def test_parse():',
+        '    for _ in range(3):',
+        '        assert parse("a") == "a"',
+        '',
+        'def test_thread():',
+        '    worker = threading.Thread(target=in_thread)',
+        '    worker.start()',
+        '    worker.join()',
+        '',
+      ].join('\n'),
+    };
+    for (const coverage of [true, false]) {
+      const run = await runFixture(files, fixtureProfile(), { coverage, lines: ['pkg/m.py', 'pkg/__init__.py'] });
+      expect(run.results['tests/test_m.py::test_thread']?.outcome).toBe('passed');
+      // The def lines ran at import; the raise, the strict branch and unused's body did not. Test files are not recorded.
+      expect(run.lines).toEqual({ 'pkg/m.py': [1, 2, 4, 6, 9, 13, 14] });
+    }
+  });
+
+  it('records no lines when the suite puts its own trace function in place of the recorder', async () => {
+    const run = await runFixture(
+      {
+        'pkg/__init__.py': '',
+        'pkg/m.py': 'def f():\n    return 1\n',
+        'tests/test_m.py': 'import sys\nfrom pkg.m import f\n\ndef test_f():\n    sys.settrace(None)\n    assert f() == 1\n',
+      },
+      fixtureProfile(),
+      { coverage: true, lines: ['pkg/m.py'] },
+    );
+    expect(run.results['tests/test_m.py::test_f']?.outcome).toBe('passed');
+    expect(run.lines).toBeNull();
+  });
+
   it("credits what a thread a test's body left running does to that test, and what a fixture's thread does to the test it serves", async () => {
     // The body's thread calls leaked() only while the second test runs: a tracer crediting
     // the current test would give it to that one (or to either, as thread timing falls). The

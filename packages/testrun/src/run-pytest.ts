@@ -12,9 +12,17 @@ import type { CollectionError, TestOutcome, TestResult, TestRun } from './types.
 /** Per test node id: repo-relative file → first lines of the code objects it executed. */
 export type PytestCoverage = Record<string, Record<string, number[]>>;
 
-/** A {@link TestRun}, with the coverage map when it was asked for. */
+/** Repo-relative file → the lines that ran in it, sorted. */
+export type PytestLines = Record<string, number[]>;
+
+/** A {@link TestRun}, with the coverage map and the lines that ran when they were asked for. */
 export interface PytestRun extends TestRun {
   coverage?: PytestCoverage;
+  /**
+   * With `lines`: the lines of those files that ran (files none of whose lines ran are left
+   * out), or null when the suite displaced the tracer and the plugin could not tell.
+   */
+  lines?: PytestLines | null;
 }
 
 /** Options of {@link runPytest}. */
@@ -23,6 +31,8 @@ export interface RunPytestOptions {
   nodeIds?: string[];
   /** Record which functions each test executes (slower; see the plugin's tracer). */
   coverage?: boolean;
+  /** Record which lines of these repo-relative files run in the session (slower; see the plugin's line recorder). */
+  lines?: readonly string[];
   /** Wall-clock limit of the whole run (default: the profile's `timeoutMs`). */
   timeoutMs?: number;
   /**
@@ -47,6 +57,7 @@ interface ResultsFile {
   results: Record<string, TestResult>;
   collectionErrors: CollectionError[];
   coverage?: PytestCoverage;
+  lines?: PytestLines;
 }
 
 /** The argv of one pytest run inside the sandbox. */
@@ -100,9 +111,10 @@ export function splitTestArgs(testArgs: readonly string[]): { options: string[];
  * The environment of one pytest run: the profile's, the plugin directory appended to
  * PYTHONPATH, and no bytecode files (a same-size edit within the same second would
  * otherwise run stale `.pyc` files, and the worktree stays clean). `limitsFile` is the
- * sandbox path of a JSON file of per-test limits (see {@link writeTestLimits}).
+ * sandbox path of a JSON file of per-test limits, `linesFile` of the files whose lines to
+ * record (see {@link writeRunFile}).
  */
-export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: boolean, limitsFile?: string): Record<string, string> {
+export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: boolean, limitsFile?: string, linesFile?: string): Record<string, string> {
   const pythonPath = [profile.env['PYTHONPATH'], SANDBOX_SUPPORT_DIR].filter((part) => part !== undefined && part !== '');
   return {
     ...profile.env,
@@ -112,14 +124,16 @@ export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: 
     ENVGEN_TEST_TIMEOUT: String(profile.testTimeoutMs / 1000),
     ...(coverage ? { ENVGEN_COVERAGE: '1' } : {}),
     ...(limitsFile === undefined ? {} : { ENVGEN_TEST_LIMITS: limitsFile }),
+    ...(linesFile === undefined ? {} : { ENVGEN_LINES: linesFile }),
   };
 }
 
 /**
- * Writes per-test limits (node id → seconds) as `name` into a run's host output directory
- * and returns its path inside the sandbox, for {@link buildPytestEnv}.
+ * Writes per-test limits (node id → seconds), or the files whose lines to record, as `name`
+ * into a run's host output directory and returns its path inside the sandbox, for
+ * {@link buildPytestEnv}.
  */
-export async function writeTestLimits(outDir: string, name: string, limits: Readonly<Record<string, number>>): Promise<string> {
+export async function writeRunFile(outDir: string, name: string, limits: Readonly<Record<string, number>> | readonly string[]): Promise<string> {
   await writeFile(join(outDir, name), JSON.stringify(limits));
   return `${SANDBOX_OUT_DIR}/${name}`;
 }
@@ -154,6 +168,7 @@ export function parseResultsFile(text: string): ResultsFile | null {
   }
   const parsed: ResultsFile = { results, collectionErrors };
   if (isRecord(data['coverage'])) parsed.coverage = data['coverage'] as PytestCoverage;
+  if (isRecord(data['lines'])) parsed.lines = data['lines'] as PytestLines;
   return parsed;
 }
 
@@ -210,12 +225,15 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   const argv = ['timeout', '--signal=TERM', `${softMs / 1000}s`, ...buildPytestArgv(profile, target.sandbox.workdir, options.nodeIds)];
   logger.debug('running pytest', { tests: options.nodeIds?.length ?? 'suite', coverage, timeoutMs });
   const limitsName = `limits-${randomUUID()}.json`;
-  const limitsFile = options.testLimits === undefined ? undefined : await writeTestLimits(target.outDir, limitsName, options.testLimits);
+  const limitsFile = options.testLimits === undefined ? undefined : await writeRunFile(target.outDir, limitsName, options.testLimits);
+  const linesName = `lines-${randomUUID()}.json`;
+  const linesFile = options.lines === undefined ? undefined : await writeRunFile(target.outDir, linesName, options.lines);
   const exec = await target.sandbox.exec(argv, {
-    env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/${fileName}`, coverage, limitsFile),
+    env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/${fileName}`, coverage, limitsFile, linesFile),
     limits: { timeoutMs },
   });
   if (limitsFile !== undefined) await rm(join(target.outDir, limitsName), { force: true });
+  if (linesFile !== undefined) await rm(join(target.outDir, linesName), { force: true });
   let parsed: ResultsFile | null = null;
   try {
     parsed = parseResultsFile(await readFile(hostFile, 'utf8'));
@@ -234,6 +252,7 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     output: outputTail(exec),
   };
   if (coverage) run.coverage = parsed?.coverage ?? {};
+  if (options.lines !== undefined) run.lines = parsed?.lines ?? null;
   logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });
   return run;
 }

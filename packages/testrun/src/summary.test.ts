@@ -18,6 +18,7 @@ const baseline: Baseline = {
     'pkg/sub/n.py:helper': ['a::f', 'a::p'],
   },
   functions: ['pkg/m.py:C.run', 'pkg/m.py:only_failing', 'pkg/m.py:only_flaky', 'pkg/m.py:unused', 'pkg/sub/n.py:helper'],
+  executedLines: null,
   suiteSeconds: [1, 2],
   createdAt: '2024-01-01T00:00:00.000Z',
 };

@@ -60,6 +60,12 @@ export interface Baseline {
   coverage: Record<string, string[]>;
   /** Entity keys of every function and method in the profile's source files, sorted. */
   functions: string[];
+  /**
+   * Source file → the lines that ran in the coverage run (any test, imports included),
+   * sorted; a file none of whose lines ran is left out. Null when the suite displaced the
+   * line tracer: which lines ran is then unknown.
+   */
+  executedLines: Record<string, number[]> | null;
   /** Wall seconds of each suite run. */
   suiteSeconds: number[];
   createdAt: string;

@@ -17,6 +17,7 @@ const baseline: Baseline = {
   collectionErrors: [],
   coverage: {},
   functions: [],
+  executedLines: null,
   suiteSeconds: [1],
   createdAt: '2024-01-01T00:00:00Z',
 };

@@ -9,7 +9,7 @@ import { EnvgenError, describeError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { ExecResult, Sandbox, SandboxProvider } from '@envgen/sandbox';
-import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs, writeTestLimits } from '@envgen/testrun';
+import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs, writeRunFile } from '@envgen/testrun';
 import type { PytestCoverage, TestResult, TestRun } from '@envgen/testrun';
 import { adoptRewrites, pruneCodeCache, touchRewrites } from './code-cache.js';
 
@@ -269,7 +269,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     await rm(outDir, { recursive: true, force: true });
     throw error;
   }
-  const limitsFile = options.testLimits === undefined ? undefined : await writeTestLimits(outDir, 'limits.json', options.testLimits);
+  const limitsFile = options.testLimits === undefined ? undefined : await writeRunFile(outDir, 'limits.json', options.testLimits);
   const env = buildPytestEnv(profile, '/dev/null', false, limitsFile);
   env['PYTHONPATH'] = `${env['PYTHONPATH'] ?? ''}:${SANDBOX_WARM_DIR}`;
   let ended: ExecResult | null = null;
