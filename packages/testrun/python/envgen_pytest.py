@@ -223,9 +223,11 @@ class _LineRecorder:
     def __init__(self, file_key, files):
         self._file_key = file_key
         self._files = files
-        # code object -> (its lines, the lines not seen yet, the local trace function), or None
-        self._codes = {}
-        self.trace = self._trace
+        # code object -> its local trace function while some line of it was not seen, else None
+        self._tracing = {}
+        # code object of a source file -> (all its lines, the lines not seen yet)
+        self._seen = {}
+        self.trace = self._make_trace()
 
     def start(self, threads):
         """Traces the main thread, and with ``threads`` the threads started from now on
@@ -235,40 +237,49 @@ class _LineRecorder:
             threading.settrace(self.trace)
 
     def _watch(self, code):
+        """The local trace function of a code object seen for the first time, or None."""
         key = self._file_key(code.co_filename)
         if key is None or key not in self._files:
-            self._codes[code] = None
+            self._tracing[code] = None
             return None
         if hasattr(code, "co_lines"):
-            lines = {line for _, _, line in code.co_lines() if line}
+            lines = frozenset(line for _, _, line in code.co_lines() if line)
         else:  # Python < 3.10
             import dis
 
-            lines = {line for _, line in dis.findlinestarts(code) if line}
+            lines = frozenset(line for _, line in dis.findlinestarts(code) if line)
         pending = set(lines)
         discard = pending.discard
+        tracing = self._tracing
 
         def local(frame, event, arg):
-            if event == "line":
-                discard(frame.f_lineno)
+            # Line, return and exception events all name a line that ran.
+            discard(frame.f_lineno)
+            if not pending:
+                tracing[code] = None
+                frame.f_trace_lines = False
             return local
 
-        entry = (lines, pending, local)
-        self._codes[code] = entry
-        return entry
+        self._seen[code] = (lines, pending)
+        tracing[code] = local if pending else None
+        return tracing[code]
 
-    def _trace(self, frame, event, arg):
-        code = frame.f_code
-        entry = self._codes.get(code, False)
-        if entry is False:
-            entry = self._watch(code)
-        if entry is None or not entry[1]:
-            return None
-        return entry[2]
+    def _make_trace(self):
+        # The fewest operations per call: this runs for every Python frame of the session.
+        tracing = self._tracing
+        watch = self._watch
+
+        def trace(frame, event, arg):
+            try:
+                return tracing[frame.f_code]
+            except KeyError:
+                return watch(frame.f_code)
+
+        return trace
 
     def intact(self):
         """Whether the main thread's trace function is still this recorder's."""
-        return sys.gettrace() == self.trace
+        return sys.gettrace() is self.trace
 
     def stop(self, threads):
         if self.intact():
@@ -278,11 +289,10 @@ class _LineRecorder:
 
     def lines(self):
         per_file = {}
-        for code, entry in list(self._codes.items()):
-            if entry is not None:
-                ran = entry[0] - entry[1]
-                if ran:
-                    per_file.setdefault(self._file_key(code.co_filename), set()).update(ran)
+        for code, (lines, pending) in list(self._seen.items()):
+            ran = lines - pending
+            if ran:
+                per_file.setdefault(self._file_key(code.co_filename), set()).update(ran)
         return {path: sorted(lines) for path, lines in sorted(per_file.items())}
 
 
