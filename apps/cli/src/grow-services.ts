@@ -5,7 +5,7 @@ import type { Instance, Logger, Task } from '@envgen/core';
 import { outcomeKey } from '@envgen/grow';
 import type { GrowServices, RolloutOutcome, StoredInstance } from '@envgen/grow';
 import { openPool } from '@envgen/pool';
-import { acquireRepo, parseRepoSpec, runGitWithInput } from '@envgen/repo';
+import { acquireRepo, parseRepoSpec, runGit } from '@envgen/repo';
 import type { ResolvedRepo } from '@envgen/repo';
 import { buildInstanceEnvironment, environmentMirrorPath } from '@envgen/tasks';
 import { runInject } from './inject-command.js';
@@ -42,7 +42,7 @@ export function createGrowServices(settings: Settings, logger: Logger, env: Reco
   const localizeTask = async (spec: string, instance: Instance, task: Task): Promise<Task> => {
     // Built in this home already (a round run in-process, or a worker's own tasks)?
     const here = environmentMirrorPath(settings.home, instance.repo);
-    if (task.environment.mirror === here && (await runGitWithInput(['--git-dir', here, 'cat-file', '-e', `${task.environment.commit}^{commit}`]).then(() => true, () => false))) return task;
+    if (task.environment.mirror === here && (await runGit(['--git-dir', here, 'cat-file', '-e', `${task.environment.commit}^{commit}`]).then(() => true, () => false))) return task;
     const repo = await acquire(spec);
     const environment = await buildInstanceEnvironment({
       home: settings.home,

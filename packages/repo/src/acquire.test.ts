@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isEnvgenError } from '@envgen/core';
@@ -81,6 +81,16 @@ describe('acquireRepo: github and git URLs', () => {
     const repo = await acquireRepo(parseRepoSpec(`file://${upstream.bare}@v1`), { home });
     expect(repo).toMatchObject({ owner: 'acme', name: 'widgets', commit: upstream.first });
     expect(repo.mirror).toMatch(new RegExp(`^${home}/mirrors/git/file/.*/acme/widgets-[0-9a-f]{8}\\.git$`));
+  });
+
+  it('says which mirror to delete when a worktree cannot be made from it, leaving no directory behind', async () => {
+    const repo = await acquireRepo(parseRepoSpec('acme/widgets@v1'), options);
+    const dir = join(home, 'worktrees', 'damaged');
+    const error = await createWorktree({ ...repo, commit: 'f'.repeat(40) }, { home, dir }).catch((caught: unknown) => caught);
+    expect(isEnvgenError(error, 'repo-unavailable')).toBe(true);
+    expect((error as Error).message).toContain('checkout');
+    expect((error as Error).message).toContain(`from ${repo.mirror}; if the mirror is damaged, delete it to re-acquire`);
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('creates a worktree at the commit without modifying the mirror, and removes it', async () => {

@@ -2,7 +2,7 @@ import { lstat, mkdir, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EnvgenError } from '@envgen/core';
-import { openGit, runGitTask, runGitWithInput } from './git.js';
+import { openGit, runGitTask, runGit } from './git.js';
 
 /** Fixed identity and date of snapshot commits, so the same tree always gives the same sha. */
 export const SNAPSHOT_IDENTITY = {
@@ -68,21 +68,21 @@ export async function snapshotTree(treeDir: string, gitDir: string, options: { m
   // does those two steps, simple-git the rest.
   const files = entries.filter((entry) => entry.mode !== '120000');
   const fileShas = files.length
-    ? (await runGitWithInput(['--git-dir', gitDir, 'hash-object', '-w', '--no-filters', '--stdin-paths'], { input: files.map((file) => file.source).join('\n') + '\n' }))
+    ? (await runGit(['--git-dir', gitDir, 'hash-object', '-w', '--no-filters', '--stdin-paths'], { input: files.map((file) => file.source).join('\n') + '\n' }))
         .trim()
         .split('\n')
     : [];
   const shaOf = new Map<TreeEntry, string>();
   files.forEach((file, index) => shaOf.set(file, fileShas[index] ?? ''));
   for (const link of entries.filter((entry) => entry.mode === '120000')) {
-    shaOf.set(link, (await runGitWithInput(['--git-dir', gitDir, 'hash-object', '-w', '--stdin'], { input: link.source })).trim());
+    shaOf.set(link, (await runGit(['--git-dir', gitDir, 'hash-object', '-w', '--stdin'], { input: link.source })).trim());
   }
 
   const scratch = await mkdtemp(join(tmpdir(), 'envgen-index-'));
   try {
     const env = { GIT_INDEX_FILE: join(scratch, 'index') };
     const records = entries.map((entry) => `${entry.mode} ${shaOf.get(entry) ?? ''}\t${entry.path}\0`).join('');
-    await runGitWithInput(['--git-dir', gitDir, 'update-index', '-z', '--add', '--index-info'], { env, input: records });
+    await runGit(['--git-dir', gitDir, 'update-index', '-z', '--add', '--index-info'], { env, input: records });
     const git = openGit({ gitDir, env: { ...env, ...SNAPSHOT_IDENTITY } });
     const tree = (await runGitTask('write-tree', git.raw(['write-tree']))).trim();
     const commit = (await runGitTask('commit-tree', git.raw(['commit-tree', tree, '-m', options.message]))).trim();

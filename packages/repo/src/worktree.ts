@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { openGit, runGitTask } from './git.js';
+import { EnvgenError, isEnvgenError } from '@envgen/core';
+import { runGit } from './git.js';
 import type { ResolvedRepo, Worktree } from './types.js';
 
 /** Options of {@link createWorktree}. */
@@ -23,12 +24,12 @@ export async function createWorktree(repo: ResolvedRepo, options: CreateWorktree
   await mkdir(dirname(path), { recursive: true });
   const hint = `Creating a worktree of ${repo.owner}/${repo.name} at ${repo.commit} from ${repo.mirror}; if the mirror is damaged, delete it to re-acquire.`;
   try {
-    await runGitTask('clone --shared', openGit().clone(repo.mirror, path, ['--quiet', '--shared', '--no-checkout']), hint);
-    const git = openGit({ cwd: path });
-    await runGitTask('checkout', git.checkout(['--quiet', '--detach', repo.commit]), hint);
-    await runGitTask('remote remove', git.removeRemote('origin'), hint);
+    await runGit(['clone', '--quiet', '--shared', '--no-checkout', repo.mirror, path]);
+    await runGit(['checkout', '--quiet', '--detach', repo.commit], { cwd: path });
+    await runGit(['remote', 'remove', 'origin'], { cwd: path });
   } catch (error) {
     await rm(path, { recursive: true, force: true });
+    if (isEnvgenError(error, 'repo-unavailable')) throw new EnvgenError('repo-unavailable', `${error.message}\n${hint}`, { cause: error });
     throw error;
   }
   return {

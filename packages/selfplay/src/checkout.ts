@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { ERROR_CODES, EnvgenError } from '@envgen/core';
 import { applyPatch, isPatchProblem, makePatch, parsePatch, patchedPaths, writePatchedFiles } from '@envgen/patch';
 import type { PatchedFile } from '@envgen/patch';
-import { SNAPSHOT_IDENTITY, runGitWithInput } from '@envgen/repo';
+import { SNAPSHOT_IDENTITY, runGit } from '@envgen/repo';
 
 /** A checkout handed to an agent, with the tree it started from (to diff against at the end). */
 export interface AgentCheckout {
@@ -88,8 +88,8 @@ export async function prepareCheckout(options: PrepareCheckoutOptions): Promise<
     for (const file of applied.files) state.set(file.path, { path: file.path, before: state.get(file.path)?.before ?? file.before, after: file.after });
   }
   await writePatchedFiles(options.dir, [...state.values()]);
-  const git = (args: string[]) => runGitWithInput(['-C', options.dir, ...args], { env: { ...SNAPSHOT_IDENTITY } });
-  await runGitWithInput(['init', '--quiet', '--template=', '--initial-branch=main', options.dir]);
+  const git = (args: string[]) => runGit(['-C', options.dir, ...args], { env: { ...SNAPSHOT_IDENTITY } });
+  await runGit(['init', '--quiet', '--template=', '--initial-branch=main', options.dir]);
   await git(['add', '--all', '--force', '.']);
   await git(['-c', 'commit.gpgsign=false', 'commit', '--quiet', '--no-verify', '-m', 'Initial commit']);
   return { dir: options.dir, initial: await snapshotFiles(options.dir) };

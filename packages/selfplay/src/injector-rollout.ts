@@ -5,7 +5,7 @@ import { argumentsRecord, runEpisode } from '@envgen/agent';
 import type { Episode } from '@envgen/agent';
 import { BUNDLE_FILE_NAMES, silentLogger } from '@envgen/core';
 import type { BundleFiles } from '@envgen/core';
-import { runGitWithInput } from '@envgen/repo';
+import { runGit } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import { renderInjectorSystemPrompt, renderInjectorUserMessage } from './prompts.js';
 import type { InjectorStrategy } from './prompts.js';
@@ -43,9 +43,9 @@ const NUDGE = 'You did not call a tool. Continue with terminal or str_replace_ed
  */
 async function cloneWithHistory(worktree: string, commit: string, dir: string): Promise<void> {
   // --no-local: a self-contained pack, not hard links or alternates pointing at host paths the sandbox cannot see.
-  await runGitWithInput(['clone', '--quiet', '--no-local', '--template=', '--no-checkout', worktree, dir]);
-  await runGitWithInput(['-C', dir, 'checkout', '--quiet', '--detach', commit]);
-  await runGitWithInput(['-C', dir, 'remote', 'remove', 'origin']);
+  await runGit(['clone', '--quiet', '--no-local', '--template=', '--no-checkout', worktree, dir]);
+  await runGit(['-C', dir, 'checkout', '--quiet', '--detach', commit]);
+  await runGit(['-C', dir, 'remote', 'remove', 'origin']);
 }
 
 /**

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { EnvgenError } from '@envgen/core';
 import type { InstanceEnvironment, Task } from '@envgen/core';
 import { applyPatch, parsePatch, isPatchProblem } from '@envgen/patch';
-import { SNAPSHOT_IDENTITY, runGitWithInput } from '@envgen/repo';
+import { SNAPSHOT_IDENTITY, runGit } from '@envgen/repo';
 
 /** A neutral message: the instance id names the strategy, which would hint at the bug. */
 const COMMIT_MESSAGE = 'Initial commit\n';
@@ -32,7 +32,7 @@ export function environmentMirrorPath(home: string, repo: string): string {
 }
 
 async function git(gitDir: string, args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<string> {
-  return runGitWithInput(['--git-dir', gitDir, ...args], options);
+  return runGit(['--git-dir', gitDir, ...args], options);
 }
 
 /** How long a lock on the alternates file may stand before it counts as left by a killed process. */
@@ -51,7 +51,7 @@ async function ensureMirror(mirror: string, sourceGitDir: string): Promise<void>
     await mkdir(join(mirror, '..'), { recursive: true });
     const fresh = await mkdtemp(`${mirror}.init-`);
     try {
-      await runGitWithInput(['init', '--quiet', '--bare', '--template=', fresh]);
+      await runGit(['init', '--quiet', '--bare', '--template=', fresh]);
       await rename(fresh, mirror).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
       });
@@ -60,7 +60,7 @@ async function ensureMirror(mirror: string, sourceGitDir: string): Promise<void>
     }
   }
   // -C, not --git-dir: a local repo's mirror is its working directory, whose git dir is inside it.
-  const objects = (await runGitWithInput(['-C', sourceGitDir, 'rev-parse', '--path-format=absolute', '--git-path', 'objects'])).trim();
+  const objects = (await runGit(['-C', sourceGitDir, 'rev-parse', '--path-format=absolute', '--git-path', 'objects'])).trim();
   const alternatesFile = join(mirror, 'objects', 'info', 'alternates');
   const listed = async (): Promise<string[]> => (existsSync(alternatesFile) ? (await readFile(alternatesFile, 'utf8')).split('\n').filter((line) => line !== '') : []);
   if ((await listed()).includes(objects)) return;
@@ -163,16 +163,16 @@ export async function materializeInstance(task: Task, dir: string): Promise<Mate
   }
   await mkdir(dir, { recursive: true });
   const quiet = ['-c', 'core.logAllRefUpdates=false'];
-  await runGitWithInput(['init', '--quiet', '--template=', '--initial-branch=main', dir]);
+  await runGit(['init', '--quiet', '--template=', '--initial-branch=main', dir]);
   try {
-    await runGitWithInput(['-C', dir, ...quiet, 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--update-head-ok', `file://${mirror}`, `+${ref}:refs/heads/main`]);
+    await runGit(['-C', dir, ...quiet, 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--update-head-ok', `file://${mirror}`, `+${ref}:refs/heads/main`]);
   } catch (error) {
     throw new EnvgenError('store-corrupt', `the environment of ${task.instance_id} (${ref} in ${mirror}) cannot be fetched; rebuild it with: envgen tasks --repo <repo> --rebuild`, {
       cause: error,
     });
   }
-  await runGitWithInput(['-C', dir, ...quiet, 'reset', '--quiet', '--hard', 'refs/heads/main']);
-  const head = (await runGitWithInput(['-C', dir, 'rev-parse', 'HEAD'])).trim();
+  await runGit(['-C', dir, ...quiet, 'reset', '--quiet', '--hard', 'refs/heads/main']);
+  const head = (await runGit(['-C', dir, 'rev-parse', 'HEAD'])).trim();
   if (head !== commit) {
     throw new EnvgenError('store-corrupt', `${ref} in ${mirror} points at ${head}, not the task's ${commit}; rebuild it with: envgen tasks --repo <repo> --rebuild`);
   }
