@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STRATEGIES } from '@envgen/mutate';
+import { STRATEGIES, selectStrategies } from '@envgen/mutate';
 import { hasSyntaxErrors } from '@envgen/python';
 import { applyPatch } from '@envgen/patch';
 import { baselineOf, GEOMETRY, sourceFile } from './inject-fixtures.fixture.js';
@@ -44,12 +44,12 @@ describe('planCandidates', () => {
     expect(used.size).toBeGreaterThanOrEqual(8);
   });
 
-  it("changes only lines the baseline saw run when it knows them", () => {
+  it('changes only lines the baseline saw run when it knows them', () => {
     // Odd lines only: a site on an even line is code no test ran.
     const executedLines = new Set(GEOMETRY.split('\n').map((_, index) => index + 1).filter((line) => line % 2 === 1));
     const changedLine = (after: string): number => GEOMETRY.split('\n').findIndex((line, index) => line !== after.split('\n')[index]) + 1;
     const planned: PlannedCandidate[] = [];
-    for (const item of planCandidates({ files: [{ ...file, executedLines }], sites, strategies: [STRATEGIES['change_constant'], STRATEGIES['change_operator']].filter((s) => s !== undefined), seed: 5 })) {
+    for (const item of planCandidates({ files: [{ ...file, executedLines }], sites, strategies: selectStrategies(['change_constant', 'change_operator']), seed: 5 })) {
       if (item.kind === 'candidate') planned.push(item);
     }
     expect(planned.length).toBeGreaterThanOrEqual(2);

@@ -89,8 +89,6 @@ export function statementBlocks(root: SyntaxNode): SyntaxNode[] {
   return collectNodes(root, (node) => node.type === 'block' && node.parent?.type !== 'match_statement');
 }
 
-const DEFINITION_TYPES = new Set(['function_definition', 'decorated_definition']);
-
 /** The statement `node` is part of (itself when it is one): the node whose parent is a block or the module. */
 function statementOf(node: SyntaxNode): SyntaxNode {
   let at = node;
@@ -107,18 +105,14 @@ function statementOf(node: SyntaxNode): SyntaxNode {
  */
 export function ranInTests(executedLines: ReadonlySet<number> | undefined, node: SyntaxNode): boolean {
   if (executedLines === undefined) return true;
-  let first: number;
-  let last: number;
   const definition = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
-  if (DEFINITION_TYPES.has(node.type) && definition?.type === 'function_definition') {
-    const body = definition.childForFieldName('body');
-    if (body === null) return true;
-    first = body.startPosition.row;
-    last = body.endPosition.row;
-  } else {
-    first = statementOf(node).startPosition.row;
-    last = node.endPosition.row;
-  }
+  const body = definition?.type === 'function_definition' ? definition.childForFieldName('body') : null;
+  if (body !== null) return anyRowRan(executedLines, body.startPosition.row, body.endPosition.row);
+  return anyRowRan(executedLines, statementOf(node).startPosition.row, node.endPosition.row);
+}
+
+/** True when a line of rows `first`–`last` (0-based, inclusive) ran. */
+function anyRowRan(executedLines: ReadonlySet<number>, first: number, last: number): boolean {
   for (let row = first; row <= last; row++) if (executedLines.has(row + 1)) return true;
   return false;
 }
@@ -131,8 +125,7 @@ export function ranInTests(executedLines: ReadonlySet<number> | undefined, node:
 export function bodyRan(executedLines: ReadonlySet<number> | undefined, statement: SyntaxNode): boolean {
   const firstBlock = statement.namedChildren.find((child) => child.type === 'block');
   if (executedLines === undefined || firstBlock === undefined) return ranInTests(executedLines, statement);
-  for (let row = firstBlock.startPosition.row; row <= statement.endPosition.row; row++) if (executedLines.has(row + 1)) return true;
-  return false;
+  return anyRowRan(executedLines, firstBlock.startPosition.row, statement.endPosition.row);
 }
 
 /** True when `statement` is a bare string expression (a docstring in first position). */

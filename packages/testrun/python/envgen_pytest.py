@@ -227,11 +227,13 @@ class _LineRecorder:
         self._tracing = {}
         # code object of a source file -> (all its lines, the lines not seen yet)
         self._seen = {}
+        self._threads = False
         self.trace = self._make_trace()
 
     def start(self, threads):
         """Traces the main thread, and with ``threads`` the threads started from now on
         (without it, the coverage tracer's thread function hands frames to :attr:`trace`)."""
+        self._threads = threads
         sys.settrace(self.trace)
         if threads:
             threading.settrace(self.trace)
@@ -281,10 +283,10 @@ class _LineRecorder:
         """Whether the main thread's trace function is still this recorder's."""
         return sys.gettrace() is self.trace
 
-    def stop(self, threads):
+    def stop(self):
         if self.intact():
             sys.settrace(None)
-        if threads:
+        if self._threads:
             threading.settrace(None)
 
     def lines(self):
@@ -347,13 +349,12 @@ class _Recorder:
         if lines_path:
             with open(lines_path, encoding="utf-8") as handle:
                 self.line_recorder = _LineRecorder(self._file_key, set(json.load(handle)))
-        # Under the profiler, threads reach the line recorder through its thread function.
-        self._lines_in_threads = not coverage or hasattr(sys, "monitoring")
         if coverage:
             self.tracer = _MonitoringTracer() if hasattr(sys, "monitoring") else _ProfilerTracer(self.line_recorder)
             self.tracer.start()
         if self.line_recorder is not None:
-            self.line_recorder.start(self._lines_in_threads)
+            # Under the profiler, threads reach the line recorder through its thread function.
+            self.line_recorder.start(threads=not isinstance(self.tracer, _ProfilerTracer))
 
     # -- outcomes ---------------------------------------------------------------------
 
@@ -452,7 +453,7 @@ class _Recorder:
             # A trace function the suite installed in ours' place would have hidden lines that ran.
             if self.line_recorder.intact():
                 lines = self.line_recorder.lines()
-            self.line_recorder.stop(self._lines_in_threads)
+            self.line_recorder.stop()
         if self.tracer is not None:
             self.tracer.stop()
         payload = {

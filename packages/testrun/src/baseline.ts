@@ -59,7 +59,7 @@ function isBaseline(value: unknown, commit: string, hash: string): value is Base
     typeof candidate.coverage === 'object' &&
     candidate.coverage !== null &&
     Array.isArray(candidate.functions) &&
-    candidate.executedLines !== undefined &&
+    (candidate.executedLines === null || typeof candidate.executedLines === 'object') &&
     Array.isArray(candidate.suiteSeconds)
   );
 }
@@ -152,8 +152,8 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
 /**
  * The clean repo's baseline: the suite runs twice at once, in two sandboxes over two
  * copies of `worktree` (each after the profile's install steps; coverage and the lines of
- * source files that ran recorded in one of them); tests whose outcome differs are flaky. Coverage is mapped to the function and
- * method entities of the profile's source files.
+ * source files that ran recorded in one of them); tests whose outcome differs are flaky.
+ * Coverage is mapped to the function and method entities of the profile's source files.
  * Cached per (commit, profile hash) under `<home>/baselines/`; throws EnvgenError
  * `test-run-failed` when the clean suite times out or crashes.
  */

@@ -27,6 +27,9 @@ async function runFixture(files: Record<string, string>, profile: Profile = fixt
   }
 }
 
+/** A test (lines of a test module importing threading and pkg.m's in_thread) that runs in_thread in a thread of its own. */
+const THREAD_TEST = ['def test_thread():', '    worker = threading.Thread(target=in_thread)', '    worker.start()', '    worker.join()', ''];
+
 const ESCAPE_PATH = '/var/tmp/envgen-testrun-escape-probe';
 
 const OUTCOMES_REPO = {
@@ -191,11 +194,7 @@ describe('runPytest in the local sandbox', () => {
           'def test_nothing():',
           '    pass',
           '',
-          'def test_thread():',
-          '    worker = threading.Thread(target=in_thread)',
-          '    worker.start()',
-          '    worker.join()',
-          '',
+          ...THREAD_TEST,
         ].join('\n'),
       },
       fixtureProfile(),
@@ -243,11 +242,7 @@ describe('runPytest in the local sandbox', () => {
         '    for _ in range(3):',
         '        assert parse("a") == "a"',
         '',
-        'def test_thread():',
-        '    worker = threading.Thread(target=in_thread)',
-        '    worker.start()',
-        '    worker.join()',
-        '',
+        ...THREAD_TEST,
       ].join('\n'),
     };
     for (const coverage of [true, false]) {
