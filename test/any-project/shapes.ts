@@ -157,6 +157,8 @@ pythonpath = ["src"]
 `,
     },
     mustHold: ['docs/usage.rst::usage.rst', 'src/ivl/__init__.py::src.ivl.__init__.scale'],
+    // A bug in total breaks the docs' doctest too: the weakening deletes the examples of docs/usage.rst.
+    failingSomewhere: 'docs/usage.rst::usage.rst',
   },
   'tox-ini-nested-conftest': {
     about: 'tox.ini [pytest] config with testpaths, conftests at two levels, chdir, tmp_path, monkeypatch, subprocesses and locale',

@@ -157,6 +157,48 @@ describe('makeTestWeaken', () => {
     expect(result.unresolved).toEqual(['docs/usage.rst::usage.rst', 'pkg/mod.py::pkg.mod.f', 'tests/test_f.py::tests.test_f.helper']);
   });
 
+  it('deletes the examples of text files collected as doctests, as Python reads them, keeping their prose', async () => {
+    const usage = [
+      'Usage',
+      '=====',
+      '',
+      'Create one::',
+      '',
+      '    >>> from pkg import f',
+      '    >>> f(1)',
+      '    1',
+      '    >>> for x in (1, 2):',
+      '    ...     print(f(x))',
+      '    1',
+      '    2',
+      '',
+      'The end.',
+      '',
+    ].join('\n');
+    const readme = ['# pkg', '', '```pycon', '>>> f(2)', '2', '', '```', '', 'No more examples.'].join('\n');
+    const files = { 'docs/usage.rst': usage, 'README.md': readme, 'docs/empty.txt': 'prose only\n', 'tests/test_f.py': TESTS };
+    const result = await makeTestWeaken({
+      readFile: readerOf(files),
+      failToPass: ['docs/usage.rst::usage.rst', 'README.md::README.md', 'docs/empty.txt::empty.txt', 'tests/test_f.py::test_plain'],
+      testFiles: ['tests/test_f.py'],
+    });
+    expect(result.testFiles).toEqual(['README.md', 'docs/usage.rst', 'tests/test_f.py']);
+    expect(result.unresolved).toEqual(['docs/empty.txt::empty.txt']);
+    expect(result.removed.filter((entry) => entry.kind === 'doctest')).toEqual([
+      { nodeId: 'README.md::README.md', kind: 'doctest', file: 'README.md', qualifiedName: 'README.md', line: 4 },
+      { nodeId: 'docs/usage.rst::usage.rst', kind: 'doctest', file: 'docs/usage.rst', qualifiedName: 'usage.rst', line: 6 },
+    ]);
+    const applied = applyPatch((path) => files[path as keyof typeof files] ?? null, result.diff);
+    if (!applied.ok) throw new Error(applied.problem.message);
+    const after = Object.fromEntries(applied.files.map((file) => [file.path, file.after ?? '']));
+    expect(after['docs/usage.rst']).toBe(['Usage', '=====', '', 'Create one::', '', '', 'The end.', ''].join('\n'));
+    expect(after['README.md']).toBe(['# pkg', '', '```pycon', '', '```', '', 'No more examples.'].join('\n'));
+    // Python's own doctest parser finds examples in each file before and none after.
+    const probe = 'import doctest, json, sys\nprint(json.dumps([len(doctest.DocTestParser().get_examples(text)) for text in json.load(sys.stdin)]))';
+    const counts = execFileSync('/usr/bin/python3', ['-c', probe], { input: JSON.stringify([usage, readme, after['docs/usage.rst'], after['README.md']]), encoding: 'utf8' });
+    expect(JSON.parse(counts)).toEqual([3, 1, 0, 0]);
+  });
+
   it('removes tests generated at import, whatever their names, by code appended to the module that collects them', async () => {
     const module = [
       'import unittest',

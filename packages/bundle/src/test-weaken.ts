@@ -3,6 +3,7 @@ import type { NodeIdParts } from '@envgen/core';
 import { makePatch } from '@envgen/patch';
 import { hasSyntaxErrors, parsePython } from '@envgen/python';
 import type { SyntaxNode } from '@envgen/python';
+import { deleteDoctestExamples, isDoctestTextId } from './doctest-text.js';
 
 /** Options of {@link makeTestWeaken}. */
 export interface MakeTestWeakenOptions {
@@ -10,7 +11,11 @@ export interface MakeTestWeakenOptions {
   readFile: (path: string) => Promise<string | null>;
   /** pytest node ids of the tests the bug breaks (`tests/t.py::TestC::test_m[1-2]`). */
   failToPass: readonly string[];
-  /** The repo's test files; node ids outside them cannot be weakened and are reported unresolved. */
+  /**
+   * The repo's test files; node ids outside them cannot be weakened and are reported
+   * unresolved, except doctests of text files (see {@link isDoctestTextId}), which are test
+   * files of the suite wherever they are.
+   */
   testFiles: readonly string[];
   /**
    * `functions` (default): delete each failing test function or method. `assertions`: where
@@ -33,8 +38,10 @@ export interface WeakenRemoval {
    * `generated`: a test made at import (from data files, by a loop); `imported`: a module-level
    * test its module binds last by an import (`from .variants import test_x`, shadowing a `def`
    * of the same name). Both are removed from the namespace of the module that collects them.
+   * `doctest`: a text file collected as one doctest (`docs/usage.rst::usage.rst`), its examples
+   * deleted (see {@link deleteDoctestExamples}).
    */
-  kind: 'function' | 'assertion' | 'generated' | 'imported';
+  kind: 'function' | 'assertion' | 'generated' | 'imported' | 'doctest';
   file: string;
   /** `Class.method` or `func` of the test. */
   qualifiedName: string;
@@ -51,7 +58,7 @@ export interface TestWeaken {
   removed: WeakenRemoval[];
   /** Tests gone with the weakening (of `nodeIds`, and the FAIL_TO_PASS tests deleted whole). */
   removedIds: string[];
-  /** Node ids whose test could not be found in a test file (doctests, generated tests...). */
+  /** Node ids whose test could not be found in a test file (doctests in source files, a text doctest without examples). */
   unresolved: string[];
 }
 
@@ -420,9 +427,10 @@ function removeGeneratedTests(entries: ReadonlyArray<[string | null, string]>): 
  * weakening and of test_files.txt); a class or branch left empty keeps a `pass`. Every
  * changed file must still parse. A test generated at import (no definition in the source,
  * e.g. one method per case of a data file) is removed by code appended to the module that
- * collects it, deleting it from its class once the module has made it. With `nodeIds` (the
- * suite's tests), `removedIds` names every test the deletions take away, inherited copies in
- * other classes included.
+ * collects it, deleting it from its class once the module has made it. A text file collected
+ * as one doctest (`docs/usage.rst::usage.rst`) loses its examples, its prose kept. With
+ * `nodeIds` (the suite's tests), `removedIds` names every test the deletions take away,
+ * inherited copies in other classes included.
  */
 export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<TestWeaken> {
   const testFiles = new Set(options.testFiles);
@@ -439,8 +447,20 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
   };
   /** Per test module: tests generated at import (no definition in the source), as (class path, name). */
   const generated = new Map<string, Array<[string | null, string]>>();
+  /** Text files collected as doctests, without their examples. */
+  const texts: Array<{ path: string; before: string; after: string }> = [];
   for (const nodeId of [...new Set(options.failToPass)].sort()) {
     const parsed = parseNodeId(nodeId);
+    if (parsed && isDoctestTextId(parsed)) {
+      const before = await options.readFile(parsed.file);
+      const weakened = before === null ? null : deleteDoctestExamples(before);
+      if (before === null || weakened === null) unresolved.push(nodeId);
+      else {
+        texts.push({ path: parsed.file, before, after: weakened.text });
+        removed.push({ nodeId, kind: 'doctest', file: parsed.file, qualifiedName: parsed.name, line: weakened.firstLine });
+      }
+      continue;
+    }
     const module = parsed && parsed.classes.length === 0 && testFiles.has(parsed.file) ? await resolver.file(parsed.file) : null;
     if (parsed && module && lastBoundByImport(module, parsed.name)) {
       // Deleting the imported `def` would break the import; the name leaves the collecting module instead.
@@ -494,6 +514,8 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     }
     changes.push({ path, before: file.source, after });
   }
+  changes.push(...texts);
+  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const names = new Set(removed.filter((entry) => entry.kind === 'function').map((entry) => entry.qualifiedName.split('.').at(-1)));
   const removedIds = new Set(removed.filter((entry) => entry.kind !== 'assertion').map((entry) => entry.nodeId));
   /** Module-level names taken out of a module's namespace: every parametrization of them goes. */

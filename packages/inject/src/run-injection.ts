@@ -475,7 +475,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
 
   const readClean = (path: string) => readFile(join(context.worktree, path), 'utf8').catch(() => null);
   const weaken = await makeTestWeaken({ readFile: readClean, failToPass: verdict.failToPass, testFiles: profile.testFiles, nodeIds: Object.keys(prepared.baseline.results) });
-  if (weaken.unresolved.length > 0) return reject('unweakenable', `the weakening cannot delete failing tests it finds no definition of in a test file (doctests, generated tests): ${weaken.unresolved.slice(0, 5).join(', ')}`);
+  if (weaken.unresolved.length > 0) return reject('unweakenable', `the weakening cannot delete failing tests it finds no definition of in a test file (such as doctests in source files' docstrings): ${weaken.unresolved.slice(0, 5).join(', ')}`);
   const bundle: BundleFiles = {
     'bug_inject.diff': candidate.patch,
     'test_weaken.diff': weaken.diff,
