@@ -1,7 +1,8 @@
 import { setImmediate as turnEventLoop } from 'node:timers/promises';
 import { createRng, sha256 } from '@envgen/core';
-import { hasSyntaxErrors, sameSyntaxTree } from '@envgen/python';
+import { parsePython, sameSyntaxTree } from '@envgen/python';
 import type { Entity } from '@envgen/python';
+import { parseCached } from './entity-node.js';
 import type { DropReason, MutationEdit, Strategy, StrategyFamily, StrategyInput, StrategyOutcome } from './types.js';
 
 /**
@@ -13,8 +14,9 @@ export function applyStrategy(strategy: Strategy, input: StrategyInput): Strateg
   if (!strategy.appliesTo.includes(input.entity.kind)) return { status: 'dropped', reason: 'no-site' };
   const edit = strategy.apply(input);
   if (edit === null) return { status: 'dropped', reason: 'no-site' };
-  if (hasSyntaxErrors(edit.newSource)) return { status: 'dropped', reason: 'syntax-error' };
-  if (sameSyntaxTree(input.source, edit.newSource)) return { status: 'dropped', reason: 'unchanged-tree' };
+  const edited = parsePython(edit.newSource);
+  if (edited.rootNode.hasError) return { status: 'dropped', reason: 'syntax-error' };
+  if (sameSyntaxTree(parseCached(input.source), edited)) return { status: 'dropped', reason: 'unchanged-tree' };
   return { status: 'kept', edit };
 }
 

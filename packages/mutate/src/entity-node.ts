@@ -17,11 +17,14 @@ export interface EntityNode {
   outer: SyntaxNode;
 }
 
-// Strategies only read trees, so the tree of the source being mutated is reused across the
-// many (entity, strategy, seed) tries on one file instead of being parsed for each.
 let lastParsed: { source: string; tree: Tree } | undefined;
 
-function parseCached(source: string): Tree {
+/**
+ * The tree of `source`, parsed once while it is the source being mutated: strategies and the
+ * check of their edits only read trees, so the many (entity, strategy, seed) tries on one
+ * file share it instead of parsing it for each.
+ */
+export function parseCached(source: string): Tree {
   if (lastParsed?.source !== source) lastParsed = { source, tree: parsePython(source) };
   return lastParsed.tree;
 }

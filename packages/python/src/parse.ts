@@ -75,11 +75,11 @@ function* walkStructure(tree: Tree): Generator<string> {
 
 /**
  * True when `a` and `b` parse to the same syntax tree, ignoring comments and whitespace
- * (string contents and every token's text still count).
+ * (string contents and every token's text still count). Either may be given parsed.
  */
-export function sameSyntaxTree(a: string, b: string): boolean {
-  const left = walkStructure(parsePython(a));
-  const right = walkStructure(parsePython(b));
+export function sameSyntaxTree(a: string | Tree, b: string | Tree): boolean {
+  const left = walkStructure(typeof a === 'string' ? parsePython(a) : a);
+  const right = walkStructure(typeof b === 'string' ? parsePython(b) : b);
   for (;;) {
     const x = left.next();
     const y = right.next();
