@@ -1,8 +1,16 @@
+import { readFileSync } from 'node:fs';
+
 /**
  * Small projects, one per shape of real-world pytest set-up that envgen must handle without
  * changing what the suite does. Each is a complete repo (files by path); `expect` says what
  * the e2e suite checks beyond the common bars.
  */
+
+/**
+ * iniconfig as Debian ships it (python3-pytest depends on it): a project pytest itself imports
+ * when it starts, with its own tests below.
+ */
+const INICONFIG = readFileSync('/usr/lib/python3/dist-packages/iniconfig/__init__.py', 'utf8');
 
 /** A little library every shape tests: branches, loops and arithmetic for the mutators. */
 const LIB = `"""Interval arithmetic for the fixtures."""
@@ -85,6 +93,11 @@ export interface Shape {
   hangs?: boolean;
   /** Some parameter ids are made at import (a random value, the time): no two runs share them. */
   renamesIds?: boolean;
+  /**
+   * pytest imports the project's package itself when it starts: every candidate goes the
+   * reference way (a fresh interpreter) and its bundle's checks run cold.
+   */
+  importedByPytest?: boolean;
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -466,6 +479,99 @@ def test_quota():
 `,
     },
     count: 40,
+  },
+  'pytest-dependency': {
+    about: 'a package pytest itself imports when it starts (iniconfig), first on the path as the project under test',
+    files: {
+      'iniconfig/__init__.py': INICONFIG,
+      'tests/test_ini.py': `import pytest
+
+from iniconfig import IniConfig, ParseError, iscommentline
+
+
+def parse(text):
+    return IniConfig("x.ini", data=text)
+
+
+def test_error_message():
+    assert str(ParseError("x.ini", 2, "bad")) == "x.ini:3: bad"
+
+
+def test_comment_lines():
+    assert iscommentline("  # note")
+    assert iscommentline("; note")
+    assert not iscommentline("k = v")
+
+
+def test_sections_in_file_order():
+    config = parse("[b]\\nk = 1\\n[a]\\nk = 2\\n")
+    assert [section.name for section in config] == ["b", "a"]
+
+
+def test_contains():
+    config = parse("[a]\\nk = v\\n")
+    assert "a" in config
+    assert "b" not in config
+
+
+def test_value():
+    assert parse("[a]\\nk = v\\n")["a"]["k"] == "v"
+
+
+def test_colon_separator():
+    assert parse("[a]\\nk: v\\n")["a"]["k"] == "v"
+
+
+def test_get_convert_and_default():
+    config = parse("[a]\\nn = 3\\n")
+    assert config.get("a", "n", convert=int) == 3
+    assert config.get("a", "missing", default=7) == 7
+
+
+def test_section_items_in_order():
+    section = parse("[a]\\nz = 1\\ny = 2\\n")["a"]
+    assert list(section.items()) == [("z", "1"), ("y", "2")]
+
+
+def test_section_get():
+    assert parse("[a]\\nn = 4\\n")["a"].get("n", convert=int) == 4
+
+
+def test_continuation():
+    assert parse("[a]\\nk = one\\n  two\\n")["a"]["k"] == "one\\ntwo"
+
+
+def test_comments_ignored():
+    assert parse("# top\\n[a]\\n; note\\nk = v\\n")["a"]["k"] == "v"
+
+
+def test_no_section_header():
+    with pytest.raises(ParseError):
+        parse("k = v\\n")
+
+
+def test_duplicate_section():
+    with pytest.raises(ParseError, match="duplicate section"):
+        parse("[a]\\n[a]\\n")
+
+
+def test_duplicate_name():
+    with pytest.raises(ParseError, match="duplicate name"):
+        parse("[a]\\nk = 1\\nk = 2\\n")
+
+
+def test_lineof():
+    config = parse("[a]\\nk = v\\n")
+    assert config.lineof("a") == 1
+    assert config["a"].lineof("k") == 2
+
+
+def test_missing_section():
+    with pytest.raises(KeyError):
+        parse("[a]\\n")["b"]
+`,
+    },
+    importedByPytest: true,
   },
   'hanging-mutants': {
     about: 'a 0.1 s suite where natural mutants loop forever: limits must follow clean durations',

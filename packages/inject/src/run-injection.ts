@@ -491,14 +491,16 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutated(changed) }),
     runSelected: (changed, select, only) => validator.runSelected(mutated(changed), select, only),
   });
-  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, ...(context.replay.cold ? {} : { runner }) });
+  // A verdict the warm interpreters could not reach (the reference way) gets its checks cold too.
+  const cold = context.replay.cold || outcome.mode === 'reference';
+  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, ...(cold ? {} : { runner }) });
   if (!checks.passed) {
     const failing = checks.checks.filter((check) => !check.passed);
     // Only the inverse mutation may rightly reject a proven bug (a file of it that breaks nothing on its own).
     const disagrees = failing.some((check) => check.name !== 'inverse-mutation');
     return reject('check-failed', failing.map((check) => `${check.name}: ${check.evidence}`).join('; '), disagrees);
   }
-  if (!context.replay.claimed) {
+  if (!cold && !context.replay.claimed) {
     context.replay.claimed = true;
     const replayed = await replayCold(context, prepared, bundle, verdict.failToPass);
     context.replay.report.replay = { strategy: candidate.strategy, ...replayed };

@@ -101,7 +101,9 @@ export interface Validator {
    * the `only` tests that are collected: for checks of envgen's own bundles that need no
    * more of the suite. A test of `only` missing from the results is gone. Changed test files
    * are collected with plain asserts unless a test of `only` runs (then it runs again with
-   * pytest's assertion rewriting).
+   * pytest's assertion rewriting). Not ok for a file pytest itself imports when it starts
+   * (a candidate {@link Validator.validateWithDetails} validates the reference way): run such
+   * checks cold.
    */
   runSelected(files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun>;
   /**

@@ -260,11 +260,18 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     throw new EnvgenError('test-run-failed', `The fast validator could not start: ${describeError(error)}. Check the baseline with \`envgen env\`, or validate with the reference path.`, { cause: error });
   }
   const warm: WarmFacts = facts;
+  // pytest imported these project files itself when the warm interpreters started (the project
+  // is one of its dependencies): a fork would inherit them clean, a fresh pytest imports them changed.
+  const startupFiles = new Set(workers.flatMap((worker) => worker.startupFiles()));
+  const importedAtStartup = (files: readonly ChangedFile[]): string | null => {
+    const early = files.find((file) => startupFiles.has(file.path));
+    return early === undefined ? null : `${early.path} is imported by pytest itself when it starts`;
+  };
 
-  const reference = async (input: ValidationInput, why: string, clock: Clock): Promise<ValidationOutcome> => {
+  const reference = async (input: ValidationInput, why: string, clock: Clock, declined?: string[]): Promise<ValidationOutcome> => {
     const verdict = await validateReference({ ...options, baseline, limits, candidate: input.candidate, files: input.files });
     clock.lap('reference');
-    return { verdict, mode: 'reference', why, testsRun: order.length, seconds: clock.total(), phases: clock.phases };
+    return { verdict, mode: 'reference', why, testsRun: order.length, ...(declined === undefined ? {} : { declined }), seconds: clock.total(), phases: clock.phases };
   };
 
   const runSuite = async (worker: WarmWorker, files: ChangedFile[], why: string, clock: Clock, declined?: string[]): Promise<ValidationOutcome> => {
@@ -317,6 +324,8 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     if (!resolved.ok) {
       return { verdict: { kind: 'rejected', reason: 'apply-failed', detail: resolved.detail }, mode: 'suite', why: 'bad files', testsRun: 0, seconds: clock.total(), phases: clock.phases };
     }
+    const startup = importedAtStartup(resolved.files);
+    if (startup !== null) return reference(input, startup, clock, [startup]);
     const plan = planRun(resolved.files, warm.plan);
     clock.lap('plan');
     // Every run sees every stable test (those before a checkpoint through the clean run).
@@ -368,6 +377,8 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const runSelectedOn = async (worker: WarmWorker, files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun> => {
     const resolved = await resolveCandidateFiles(options.worktree, files);
     if (!resolved.ok) return { ok: false, reason: resolved.detail };
+    const startup = importedAtStartup(resolved.files);
+    if (startup !== null) return { ok: false, reason: `${startup}: only a fresh interpreter runs it changed` };
     try {
       const runOptions = { timeoutMs, resume: { changed: resolved.files.map((file) => file.path), checkpoint: -1 }, select, only };
       // Usually no `only` test is still collected: plain asserts tell that for a compile of the

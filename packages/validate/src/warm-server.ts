@@ -97,8 +97,14 @@ export interface WarmRunOptions {
 export interface PreloadAnswer {
   /** Modules that failed to import in the server. */
   failed: string[];
-  /** Modules found inside the worktree afterwards (must be none). */
+  /** Modules found inside the worktree afterwards (must be none), besides those of `startup`. */
   inside: string[];
+  /**
+   * Worktree files (repo-relative) of modules the server imported when it started, before any
+   * request: pytest's own dependencies when the project is one of them and comes first on the
+   * path (iniconfig, pluggy, attrs). Every child inherits them unchanged.
+   */
+  startup: string[];
   /** Test files whose assertion rewrite came from the code cache, and rewrites added to it. */
   cache: { hits: number; added: number };
 }
@@ -402,7 +408,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           if (added > 0) await pruneCodeCache(codeCache);
         }
       }
-      return { failed: names(answer['failed']), inside: names(answer['inside']), cache: { hits: hits.length, added } };
+      return { failed: names(answer['failed']), inside: names(answer['inside']), startup: names(answer['startup']), cache: { hits: hits.length, added } };
     },
     async collect({ checkpoints, timeoutMs, analyze = false }) {
       const id = randomUUID();

@@ -39,6 +39,8 @@ export interface WarmWorker {
   run(options: WarmRunOptions): Promise<WarmRun>;
   /** Imports modules in the server (kept across restarts); returns those that came from the worktree. */
   preload(modules: readonly string[]): Promise<string[]>;
+  /** The worktree files the server imported when it started, as its latest preload found them (see `PreloadAnswer.startup`). */
+  startupFiles(): readonly string[];
   /**
    * Leaves checkpoints of the clean suite in the server ({@link WarmServer.collect}), again
    * after each restart (without the analysis). A clean run whose changes to the tree cannot
@@ -57,6 +59,7 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
   const scratch = await mkdtemp(join(tmpdir(), 'envgen-validate-'));
   const tree = join(scratch, 'tree');
   let preloaded: readonly string[] | null = null;
+  let startup: readonly string[] = [];
   let collecting: CollectOptions | null = null;
   let collectedOutcome: CollectOutcome | null = null;
   let server: WarmServer;
@@ -152,6 +155,7 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
     async preload(modules) {
       const answer = await server.preload(modules);
       options.logger.debug('preloaded', { modules: modules.length, cacheHits: answer.cache.hits, cacheAdded: answer.cache.added });
+      startup = answer.startup;
       if (answer.inside.length > 0) {
         await reset();
         return answer.inside;
@@ -164,6 +168,7 @@ export async function startWarmWorker(options: WarmWorkerOptions): Promise<WarmW
       return collectClean(collectOptions);
     },
     collected: () => collectedOutcome,
+    startupFiles: () => startup,
     reset,
     async close() {
       try {

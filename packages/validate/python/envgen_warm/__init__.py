@@ -12,9 +12,12 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   only when the file's bytes are still exactly those compiled, so a mutated file is
   compiled afresh; rewriting and compiling are most of a small run's cost, since no
   bytecode is written), then answers ``{"ok": true, "failed": [...], "inside": [...],
-  "cache_hits": [key, ...], "cache_written": [key, ...]}``; ``inside`` lists modules whose
-  file lies in the worktree (the caller must then restart without a preload, or children
-  would see stale project code). A rewrite is read from ``cache`` (a read-only directory of
+  "startup": [relpath, ...], "cache_hits": [key, ...], "cache_written": [key, ...]}``;
+  ``inside`` lists modules whose file lies in the worktree (the caller must then restart
+  without a preload, or children would see stale project code), apart from those the server
+  imported when it started: ``startup`` names their files (pytest's own dependencies when the
+  project is one of them and comes first on the path, as iniconfig, pluggy or attrs do; a
+  change to one of them only a fresh interpreter sees). A rewrite is read from ``cache`` (a read-only directory of
   earlier servers' rewrites, one marshalled code object per file named by a hash of the
   file's path and bytes and the Python and pytest versions) when it is there, and each one
   made here is written to ``cache_out`` for the host to add to that cache (the host asks
@@ -51,6 +54,6 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   ``"plain": true``, test files the server holds no rewrite of are imported with plain
   asserts (see ``caches._import_changed_plain``).
 
-The server never imports the project's own modules, so every child imports the files as
-they are on disk when it starts.
+The server never imports the project's own modules (bar those pytest itself imports, named
+by ``startup``), so every child imports the files as they are on disk when it starts.
 """

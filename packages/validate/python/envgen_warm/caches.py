@@ -302,7 +302,24 @@ def _preload(request, root):
         except BaseException:  # noqa: BLE001 - a module that cannot load in the server loads in the child
             failed.append(name)
     inside = sorted(
-        name for name, module in list(sys.modules.items()) if module is not None and _inside(_module_file(module), root)
+        name
+        for name, module in list(sys.modules.items())
+        if module is not None and name not in _STARTUP and _inside(_module_file(module), root)
     )
     _prepare_reports((request.get("rewrite") or []) + (request.get("compile") or []), root)
-    return {"ok": True, "failed": failed, "inside": inside, "cache_hits": hits, "cache_written": written}
+    startup = sorted(
+        {os.path.relpath(os.path.realpath(_module_file(sys.modules[name])), root) for name in _STARTUP if name in sys.modules}
+    )
+    return {"ok": True, "failed": failed, "inside": inside, "startup": startup, "cache_hits": hits, "cache_written": written}
+
+
+# Worktree modules the server imported before any request: pytest's own dependencies when the
+# project is one of them (iniconfig, pluggy, attrs on the path ahead of the system's copy).
+# Every child inherits them as they were, as plain pytest would not with the file changed.
+_STARTUP = set()
+
+
+def _note_startup(root):
+    _STARTUP.update(
+        name for name, module in list(sys.modules.items()) if module is not None and _inside(_module_file(module), root)
+    )

@@ -6,7 +6,7 @@ import socket
 import sys
 
 from envgen_warm import runs
-from envgen_warm.caches import _install_code_cache, _install_rewrite_cache, _install_statement_cache, _preload
+from envgen_warm.caches import _install_code_cache, _install_rewrite_cache, _install_statement_cache, _note_startup, _preload
 from envgen_warm.checkpoints import _collect, _run_collected, _stop_checkpoints
 from envgen_warm.runs import _kill_others, _run, _scratch_cleanup
 
@@ -18,6 +18,7 @@ def main():
     root = os.path.realpath(os.getcwd())
     path = sys.argv[1]
     runs._OWN_PID_NAMESPACE = "--own-pid-namespace" in sys.argv[2:]
+    _note_startup(root)
     _install_rewrite_cache()
     _install_code_cache()
     _install_statement_cache()
