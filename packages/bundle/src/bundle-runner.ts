@@ -22,6 +22,21 @@ export interface BundleRunLimits {
   maxOutputBytes: number;
 }
 
+/** Output any run may print: enough for ordinary suites, while a flood stops early. */
+const MIN_OUTPUT_BYTES = 8 * 1024 ** 2;
+/** Output per test of a bigger suite: its line of results from the script, its entry in the parser's JSON, and room. */
+const OUTPUT_BYTES_PER_TEST = 1024;
+
+/**
+ * Limits of a bundle's runs on a suite of `tests` tests (0 when unknown): the script gets the
+ * suite's own time limit, the parser 60 s, and each may print 8 MiB or 1 KiB per test, which
+ * ever is more. A suite of tens of thousands of parametrized cases (pypa/packaging collects
+ * 62,435) prints more than 8 MiB of results on a clean run.
+ */
+export function bundleRunLimits(scriptTimeoutMs: number, tests = 0): BundleRunLimits {
+  return { scriptTimeoutMs, parserTimeoutMs: 60_000, maxOutputBytes: Math.max(MIN_OUTPUT_BYTES, tests * OUTPUT_BYTES_PER_TEST) };
+}
+
 /** One evaluation: the tree it ran on, and either the parsed results or why there are none. */
 export type BundleRun =
   | { ok: true; label: string; results: Record<string, BundleTestStatus>; seconds: number }

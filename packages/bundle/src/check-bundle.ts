@@ -7,7 +7,7 @@ import type { HunkOffset, ParsedPatch, PatchedFile } from '@envgen/patch';
 import { matchesAnyGlob } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { createBundleRunner } from './bundle-runner.js';
+import { bundleRunLimits, createBundleRunner } from './bundle-runner.js';
 import type { BundleRun, BundleRunLimits, BundleRunner } from './bundle-runner.js';
 
 /** The seven consistency checks of DESIGN.md, in order. */
@@ -51,8 +51,10 @@ export interface CheckBundleOptions {
   profile: Profile;
   sandboxProvider: SandboxProvider;
   thresholds?: Partial<CheckThresholds>;
-  /** Limits of each script and parser run (default: the profile's timeout, 60 s, 8 MiB). */
+  /** Limits of each script and parser run (default: {@link bundleRunLimits} of the profile's timeout and `tests`). */
   limits?: Partial<BundleRunLimits>;
+  /** How many tests the suite has, when known (its baseline's): a big suite may print more. */
+  tests?: number;
   /** Context lines per hunk allowed to mismatch when applying the diffs (default 2, as GNU patch). */
   fuzz?: number;
   /** docker: the image to run. */
@@ -200,7 +202,7 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
   const progress = options.onProgress ?? (() => undefined);
   const thresholds = { ...DEFAULT_THRESHOLDS, ...options.thresholds };
   const fuzz = options.fuzz ?? 2;
-  const limits: BundleRunLimits = { scriptTimeoutMs: options.profile.timeoutMs, parserTimeoutMs: 60_000, maxOutputBytes: 8 * 1024 ** 2, ...options.limits };
+  const limits: BundleRunLimits = { ...bundleRunLimits(options.profile.timeoutMs, options.tests), ...options.limits };
   const checks = new Map<CheckName, CheckResult>();
   const offsets: HunkOffset[] = [];
   const runs: BundleRun[] = [];

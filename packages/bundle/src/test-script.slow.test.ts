@@ -1,8 +1,10 @@
-import { rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectProfile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
-import { createBundleRunner } from './bundle-runner.js';
+import { bundleRunLimits, createBundleRunner } from './bundle-runner.js';
 import { CALC_REPO, writeTree } from './test-fixtures.js';
 import { makeTestParser, makeTestScript } from './test-script.js';
 
@@ -54,5 +56,22 @@ describe('test_script.sh and test_parser.py', () => {
     } finally {
       await runner.close();
     }
+  });
+
+  it('print well under the output allowance per test, so a suite of any size fits its limits', async () => {
+    // 2,000 cases with 200-character ids: each test's line of results and progress mark.
+    const repo = await writeTree({
+      'tests/test_many.py': 'import pytest\n\n\n@pytest.mark.parametrize("case", ["c%04d-" % n + "x" * 194 for n in range(2000)])\ndef test_case(case):\n    assert case\n',
+    });
+    trees.push(repo);
+    const profile = await detectProfile(repo);
+    await writeFile(join(repo, 'test_script.sh'), makeTestScript(profile));
+    const bytes = Number(execFileSync('bash', ['-c', 'bash test_script.sh | wc -c'], { cwd: repo, encoding: 'utf8' }).trim());
+    const perTest = bytes / 2000;
+    expect(perTest).toBeGreaterThan(200);
+    // Half the allowance per test at most: the rest is room for a suite's own prints.
+    expect(perTest * 2).toBeLessThan(bundleRunLimits(60_000, 100_000).maxOutputBytes / 100_000);
+    expect(bundleRunLimits(60_000, 0).maxOutputBytes).toBe(8 * 1024 ** 2);
+    expect(bundleRunLimits(60_000, 62_435).maxOutputBytes).toBe(62_435 * 1024);
   });
 });

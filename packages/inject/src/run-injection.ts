@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { createRng, makeInstanceId, silentLogger, volatileIds } from '@envgen/core';
 import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
-import { checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
-import type { BundleCheckReport, BundleRun, BundleRunLimits, BundleRunner } from '@envgen/bundle';
+import { bundleRunLimits, checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
+import type { BundleCheckReport, BundleRun, BundleRunner } from '@envgen/bundle';
 import type { Strategy } from '@envgen/mutate';
 import type { PatchedFile } from '@envgen/patch';
 import { hashPatch } from '@envgen/pool';
@@ -351,7 +351,7 @@ async function runCleanBundle(options: RunInjectionOptions, script: string, pars
     worktree: options.worktree,
     python: options.profile.python,
     sandboxProvider: options.sandboxProvider,
-    limits: bundleRunLimits(options.profile),
+    limits: bundleRunLimits(options.profile.timeoutMs, Object.keys(options.baseline.results).length),
   });
   try {
     const clean = await runner.run('clean repo', []);
@@ -397,11 +397,6 @@ interface ProveContext extends RunInjectionOptions {
   replay: ReplayState;
 }
 
-/** Limits of a cold run of the bundle's own script and parser. */
-function bundleRunLimits(profile: Profile): BundleRunLimits {
-  return { scriptTimeoutMs: profile.timeoutMs, parserTimeoutMs: 60_000, maxOutputBytes: 8 * 1024 ** 2 };
-}
-
 /** The run's one cold replay of a kept bundle (see {@link InjectionReport.replay}). */
 interface ReplayState {
   claimed: boolean;
@@ -421,13 +416,13 @@ async function replayCold(context: ProveContext, prepared: Prepared, bundle: Bun
     worktree: context.worktree,
     python: context.profile.python,
     sandboxProvider: context.sandboxProvider,
-    limits: bundleRunLimits(context.profile),
+    limits: bundleRunLimits(context.profile.timeoutMs, Object.keys(context.baseline.results).length),
   });
   // The clean tree's run is the cold one this inject made at its start (or an earlier inject of this commit) with the same script and parser.
   const runner: BundleRunner = { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...prepared.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
   let cold: BundleCheckReport;
   try {
-    cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, runner });
+    cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, tests: Object.keys(context.baseline.results).length, runner });
   } finally {
     await runner.close();
   }
@@ -493,7 +488,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   });
   // A verdict the warm interpreters could not reach (the reference way) gets its checks cold too.
   const cold = context.replay.cold || outcome.mode === 'reference';
-  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, ...(cold ? {} : { runner }) });
+  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, tests: Object.keys(context.baseline.results).length, ...(cold ? {} : { runner }) });
   if (!checks.passed) {
     const failing = checks.checks.filter((check) => !check.passed);
     // Only the inverse mutation may rightly reject a proven bug (a file of it that breaks nothing on its own).

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BundleFiles } from '@envgen/core';
-import { createBundleRunner, parseTestFilesList } from '@envgen/bundle';
+import { bundleRunLimits, createBundleRunner, parseTestFilesList } from '@envgen/bundle';
 import type { BundleRunLimits } from '@envgen/bundle';
 import { applyPatch, isPatchProblem, parsePatch, patchedPaths } from '@envgen/patch';
 import type { ParsedPatch, PatchedFile } from '@envgen/patch';
@@ -92,7 +92,8 @@ export async function evaluateRepair(options: EvaluateRepairOptions): Promise<Re
     worktree: options.worktree,
     python: options.profile.python,
     sandboxProvider: options.sandboxProvider,
-    limits: { scriptTimeoutMs: options.profile.timeoutMs, parserTimeoutMs: 60_000, maxOutputBytes: 8 * 1024 ** 2, ...options.limits },
+    // FAIL_TO_PASS and PASS_TO_PASS are nearly the whole suite: the output it may print.
+    limits: { ...bundleRunLimits(options.profile.timeoutMs, options.failToPass.length + options.passToPass.length), ...options.limits },
     ...(options.image === undefined ? {} : { image: options.image }),
   });
   try {

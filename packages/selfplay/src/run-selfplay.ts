@@ -183,6 +183,7 @@ export async function runSelfPlay(options: RunSelfPlayOptions): Promise<SelfPlay
       worktree: options.worktree,
       profile: options.profile,
       sandboxProvider: options.sandboxProvider,
+      tests: Object.keys(options.baseline.results).length,
       logger,
       ...(options.image === undefined ? {} : { image: options.image }),
     });
