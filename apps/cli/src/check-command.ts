@@ -1,6 +1,7 @@
 import type { Settings } from '@envgen/config';
 import type { Logger } from '@envgen/core';
 import { checkBundle, readBundle } from '@envgen/bundle';
+import { loadCachedBaseline } from '@envgen/testrun';
 import type { BundleCheckReport, CheckThresholds } from '@envgen/bundle';
 import { checkoutRepo, resolveProfile } from './env-command.js';
 import type { Progress } from './progress.js';
@@ -34,11 +35,14 @@ export async function runCheck(options: CheckOptions, settings: Settings, logger
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);
+    // The suite's size, when `envgen env` or `inject` left its baseline: a big suite may print more.
+    const baseline = await loadCachedBaseline(settings.home, repo.commit, profile).catch(() => null);
     const report = await checkBundle({
       bundle,
       worktree: worktree.path,
       profile,
       sandboxProvider: provider,
+      ...(baseline === null ? {} : { tests: Object.keys(baseline.results).length }),
       ...(options.thresholds === undefined ? {} : { thresholds: options.thresholds }),
       ...(settings.sandbox === 'docker' ? { image: settings.dockerImage } : {}),
       logger,
