@@ -148,8 +148,8 @@ const table = rows.map((row) => {
     rejected || (row.error === null ? 'none' : `ERROR ${shorten(row.error, 60)}`),
     String(inject?.rejected['crashed'] ?? 0),
     String(history?.tried ?? 0),
-    // Every candidate validated in a fresh interpreter has its bundle checked cold: nothing to replay.
-    inject?.replay ? (inject.replay.agreed ? 'agreed' : 'DISAGREED') : inject && inject.kept > 0 && inject.validation.reference === inject.tried ? 'all cold' : '–',
+    // No replay with bundles kept: each was validated in a fresh interpreter and checked cold.
+    inject?.replay ? (inject.replay.agreed ? 'agreed' : 'DISAGREED') : inject && inject.kept > 0 ? 'all cold' : '–',
   ];
 });
 console.log(`\nenvgen inject -n ${count} --seed ${seed} (with tasks), one row per project; details in ${values.table ?? values.out}\n`);

@@ -144,7 +144,11 @@ export function formatInjectReport(report: InjectCommandReport): string {
     ...(report.cleanRun === null
       ? []
       : [`clean run    the bundle's own script on the clean repo: ${report.cleanRun.cached ? `from an earlier injection of this commit (${report.cleanRun.seconds.toFixed(1)} s cold then)` : `${report.cleanRun.seconds.toFixed(1)} s cold`}`]),
-    ...(report.replay === null ? [] : [`replay       ${report.replay.agreed ? 'agreed' : 'DISAGREED'}: ${report.replay.detail} (${report.replay.strategy}, ${report.replay.seconds.toFixed(1)} s cold)`]),
+    ...(report.replay !== null
+      ? [`replay       ${report.replay.agreed ? 'agreed' : 'DISAGREED'}: ${report.replay.detail} (${report.replay.strategy}, ${report.replay.seconds.toFixed(1)} s cold)`]
+      : report.kept > 0
+        ? ['replay       none needed: every kept bundle was checked cold (validated in a fresh interpreter)']
+        : []),
     `validation   ${validation.resumed} resumed inside the suite, ${validation.collection} from collection, ${validation.scratch} whole suite from scratch, ${validation.reference} the reference way`,
     ...(declined.length === 0 ? [] : [`checkpoints  declined: ${declined.join('; ')}`]),
     `kept         ${report.kept} new instance(s) in the pool; ${report.known} already there`,
