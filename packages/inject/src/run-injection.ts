@@ -5,7 +5,7 @@ import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { createRng, makeInstanceId, silentLogger, volatileIds } from '@envgen/core';
 import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
 import { bundleRunLimits, checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
-import type { BundleCheckReport, BundleRun, BundleRunner } from '@envgen/bundle';
+import type { BundleCheckReport, BundleRun, BundleRunLimits, BundleRunner } from '@envgen/bundle';
 import type { Strategy } from '@envgen/mutate';
 import type { PatchedFile } from '@envgen/patch';
 import { hashPatch } from '@envgen/pool';
@@ -207,10 +207,12 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   const rejectionScope = { repo: report.repo, commit: repo.commit, profileHash: profileHash(profile) };
   const script = makeTestScript(profile);
   const parser = makeTestParser();
+  // Every cold run of the bundle's script and parser: the suite's limits, its size known.
+  const limits = bundleRunLimits(profile.timeoutMs, Object.keys(options.baseline.results).length);
 
   // The bundle's own script and parser on the clean repo, once (evidence for checks 2 and 3),
   // while candidates are planned and the validator starts.
-  const prepared = runCleanBundle(options, script, parser);
+  const prepared = runCleanBundle(options, script, parser, limits);
   prepared.then(({ clean, cached }) => {
     if (clean.ok) report.cleanRun = { seconds: clean.seconds, cached };
   }, () => undefined);
@@ -233,7 +235,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   const replay: ReplayState = { claimed: false, cold: false, report };
   try {
     const handle = async ({ candidate, files: changed }: PlannedCandidate): Promise<void> => {
-      const outcome = await proveCandidate({ ...options, validator, prepared, script, parser, rejectionScope, noteValidation, replay }, candidate, changed);
+      const outcome = await proveCandidate({ ...options, validator, prepared, script, parser, limits, rejectionScope, noteValidation, replay }, candidate, changed);
       const entry = tally(report, candidate.strategy);
       report.tried += 1;
       entry.tried += 1;
@@ -337,7 +339,7 @@ export function cleanRunKey(options: Pick<RunInjectionOptions, 'repo' | 'profile
  * injection, not kept). Tests this run names otherwise than the baseline did (parameter ids
  * made from the time) can be in no FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
  */
-async function runCleanBundle(options: RunInjectionOptions, script: string, parser: string): Promise<Prepared> {
+async function runCleanBundle(options: RunInjectionOptions, script: string, parser: string, limits: BundleRunLimits): Promise<Prepared> {
   const key = cleanRunKey(options);
   const prepare = (clean: BundleRun, cached: boolean): Prepared => ({
     clean,
@@ -351,7 +353,7 @@ async function runCleanBundle(options: RunInjectionOptions, script: string, pars
     worktree: options.worktree,
     python: options.profile.python,
     sandboxProvider: options.sandboxProvider,
-    limits: bundleRunLimits(options.profile.timeoutMs, Object.keys(options.baseline.results).length),
+    limits,
   });
   try {
     const clean = await runner.run('clean repo', []);
@@ -392,6 +394,7 @@ interface ProveContext extends RunInjectionOptions {
   prepared: Promise<Prepared>;
   script: string;
   parser: string;
+  limits: BundleRunLimits;
   rejectionScope: { repo: string; commit: string; profileHash: string };
   noteValidation: (outcome: ValidationOutcome) => void;
   replay: ReplayState;
@@ -416,13 +419,13 @@ async function replayCold(context: ProveContext, prepared: Prepared, bundle: Bun
     worktree: context.worktree,
     python: context.profile.python,
     sandboxProvider: context.sandboxProvider,
-    limits: bundleRunLimits(context.profile.timeoutMs, Object.keys(context.baseline.results).length),
+    limits: context.limits,
   });
   // The clean tree's run is the cold one this inject made at its start (or an earlier inject of this commit) with the same script and parser.
   const runner: BundleRunner = { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...prepared.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
   let cold: BundleCheckReport;
   try {
-    cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, tests: Object.keys(context.baseline.results).length, runner });
+    cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, limits: context.limits, runner });
   } finally {
     await runner.close();
   }
@@ -488,7 +491,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   });
   // A verdict the warm interpreters could not reach (the reference way) gets its checks cold too.
   const cold = context.replay.cold || outcome.mode === 'reference';
-  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, tests: Object.keys(context.baseline.results).length, ...(cold ? {} : { runner }) });
+  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, limits: context.limits, ...(cold ? {} : { runner }) });
   if (!checks.passed) {
     const failing = checks.checks.filter((check) => !check.passed);
     // Only the inverse mutation may rightly reject a proven bug (a file of it that breaks nothing on its own).
