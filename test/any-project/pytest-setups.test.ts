@@ -17,7 +17,7 @@ const quiet = createProgress({ quiet: true });
 
 describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
   it(`${shape.about}: clean outcomes are plain pytest's, no candidate crashes, kept bugs pass their own bundle checks cold`, async () => {
-    const repo = writeFixtureRepo(shape.files, { git: true, name });
+    const repo = writeFixtureRepo(shape.files, { git: true, name, ...(shape.releaseTag === undefined ? {} : { releaseTag: shape.releaseTag }) });
     const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
     const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
 
@@ -44,7 +44,7 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
       const profile = await resolveProfile(worktree.path, resolved, settings);
       const baseline = await buildBaseline({ worktree: worktree.path, commit: resolved.commit, profile, sandboxProvider: provider, home });
       const clean = Object.fromEntries(Object.entries(baseline.results).map(([id, result]) => [id, result.outcome]));
-      const plain = plainPytest(repo);
+      const plain = plainPytest(repo, { install: shape.installed === true });
       const renamed = volatileIds(Object.keys(clean), Object.keys(plain));
       expect(renamed.size > 0).toBe(shape.renamesIds === true);
       const named = (outcomes: Record<string, string>) => Object.fromEntries(Object.entries(outcomes).filter(([id]) => !renamed.has(id)));

@@ -98,6 +98,10 @@ export interface Shape {
    * reference way (a fresh interpreter) and its bundle's checks run cold.
    */
   importedByPytest?: boolean;
+  /** Tagged as a release (then one commit on top), a checkout whose version git describes. */
+  releaseTag?: string;
+  /** Plain pytest runs it as its developers do, after \`pip install -e .\` (see plainPytest). */
+  installed?: boolean;
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -479,6 +483,75 @@ def test_quota():
 `,
     },
     count: 40,
+  },
+  'installed-metadata': {
+    about: 'a pyproject package whose build writes its version file (setuptools-scm) and whose code finds its plugins through its own entry points',
+    releaseTag: 'v1.2.0',
+    installed: true,
+    mustHold: ['tests/test_plugins.py::test_version_is_the_installed_one', 'tests/test_plugins.py::test_plugins_from_entry_points'],
+    files: {
+      'pyproject.toml': `[build-system]
+requires = ["setuptools>=61", "setuptools-scm"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "ivl-tools"
+dynamic = ["version"]
+
+[project.entry-points."ivl.transforms"]
+double = "ivl.builtin:double"
+negate = "ivl.builtin:negate"
+
+[tool.setuptools]
+packages = ["ivl"]
+
+[tool.setuptools_scm]
+write_to = "ivl/_version.py"
+`,
+      '.gitignore': 'ivl/_version.py\n*.egg-info/\n',
+      'ivl/__init__.py': `${LIB}
+from importlib.metadata import entry_points
+
+from ._version import __version__
+
+
+def transforms():
+    return {entry.name: entry.load() for entry in entry_points(group="ivl.transforms")}
+
+
+def apply(name, values):
+    return [transforms()[name](value) for value in values]
+`,
+      'ivl/builtin.py': `def double(x):
+    return x * 2
+
+
+def negate(x):
+    return -x
+`,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_plugins.py': `from importlib.metadata import version
+
+import ivl
+
+
+def test_version_is_the_installed_one():
+    assert ivl.__version__ == version("ivl-tools")
+    assert ivl.__version__.startswith("1.2.1.dev1+g")
+
+
+def test_plugins_from_entry_points():
+    assert sorted(ivl.transforms()) == ["double", "negate"]
+
+
+def test_apply_double():
+    assert ivl.apply("double", [1, 2]) == [2, 4]
+
+
+def test_apply_negate():
+    assert ivl.apply("negate", [3]) == [-3]
+`,
+    },
   },
   'pytest-dependency': {
     about: 'a package pytest itself imports when it starts (iniconfig), first on the path as the project under test',

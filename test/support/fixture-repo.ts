@@ -5,9 +5,10 @@ import { dirname, join } from 'node:path';
 
 /**
  * Writes a small repo inline: `files` maps repo-relative paths to contents. With `git`, the
- * tree is committed (fixed identity and date) so it has a base commit of its own.
+ * tree is committed (fixed identity and date) so it has a base commit of its own; with
+ * `releaseTag`, that commit is tagged and an empty commit follows it.
  */
-export function writeFixtureRepo(files: Record<string, string>, options: { git?: boolean; name?: string } = {}): string {
+export function writeFixtureRepo(files: Record<string, string>, options: { git?: boolean; name?: string; releaseTag?: string } = {}): string {
   const root = join(mkdtempSync(join(tmpdir(), 'envgen-fixture-')), options.name ?? 'project');
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
@@ -26,6 +27,11 @@ export function writeFixtureRepo(files: Record<string, string>, options: { git?:
     execFileSync('git', ['init', '-q', root], { env });
     execFileSync('git', ['-C', root, 'add', '-A'], { env });
     execFileSync('git', ['-C', root, 'commit', '-qm', 'fixture'], { env });
+    if (options.releaseTag !== undefined) {
+      // A release, then one commit on top of it: the checkout is a dev version past the tag.
+      execFileSync('git', ['-C', root, 'tag', options.releaseTag], { env });
+      execFileSync('git', ['-C', root, 'commit', '-q', '--allow-empty', '-m', 'after the release'], { env });
+    }
   }
   return root;
 }

@@ -19,6 +19,8 @@ export type { OpenGitOptions } from './git.js';
 export { collectHistoricalVersions, isShallowRepository } from './history.js';
 export type { CollectHistoricalVersionsOptions, HistoricalVersion } from './history.js';
 export type { CreateWorktreeOptions } from './worktree.js';
+export { readPackaging, installedMetadataStep, gitVersion, versionTuple } from './packaging.js';
+export type { Packaging } from './packaging.js';
 export { detectProfile, deriveProfile, profileHash, isSkippedDir, DEFAULT_PYTHON, DEFAULT_TIMEOUT_MS, DEFAULT_TEST_TIMEOUT_MS } from './profile.js';
 export type { DetectProfileOptions, TreeListing } from './profile.js';
 export { loadProfileOverrides, validateProfileOverrides, shippedProfilesDir } from './profile-overrides.js';

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { EnvgenError, hashValue } from '@envgen/core';
 import { matchesAnyGlob } from './glob.js';
 import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
+import { installedMetadataStep, readPackaging } from './packaging.js';
+import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, readPytestSettings } from './pytest-config.js';
 import type { ConfigFile } from './pytest-config.js';
 import type { Profile } from './types.js';
@@ -45,6 +47,8 @@ export interface TreeListing {
   /** Repo-relative paths of all regular files (symlinks and `.git` excluded). */
   files: string[];
   configFiles: ConfigFile[];
+  /** The project's packaging when its tests need it installed (see `readPackaging`). */
+  packaging?: Packaging | null;
 }
 
 function topLevelEntry(path: string): string {
@@ -162,6 +166,10 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
 
   const aptPackages = [...new Set([...(options.aptPackages ?? []), 'python3-pytest'])].sort();
   provenance['aptPackages'] = options.aptPackages?.length ? 'Debian Build-Depends (build tooling dropped) + python3-pytest' : 'default (python3-pytest)';
+  const install = tree.packaging ? [installedMetadataStep(tree.packaging, env['PYTHONPATH'] === 'src' ? 'src/' : '')] : [];
+  if (tree.packaging) {
+    provenance['install'] = `installed metadata beside the package, version from ${tree.packaging.versionFrom}`;
+  }
   provenance['python'] = 'default';
   provenance['timeoutMs'] = 'default';
   provenance['testTimeoutMs'] = 'default';
@@ -170,7 +178,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     python: override.python ?? DEFAULT_PYTHON,
     env: { ...env, ...override.env },
     aptPackages: override.aptPackages ?? aptPackages,
-    install: override.install ?? [],
+    install: override.install ?? install,
     testArgs: override.testArgs ?? testArgs,
     testGlobs,
     sourceFiles,
@@ -211,7 +219,12 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     const info = await lstat(join(worktreePath, name)).catch(() => null);
     if (info?.isFile()) configFiles.push({ path: name, text: await readFile(join(worktreePath, name), 'utf8') });
   }
-  return deriveProfile({ files, configFiles }, options);
+  const packaging = await readPackaging(
+    worktreePath,
+    files,
+    files.filter((file) => file.endsWith('.py')),
+  );
+  return deriveProfile({ files, configFiles, packaging }, options);
 }
 
 /**

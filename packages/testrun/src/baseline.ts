@@ -22,7 +22,7 @@ const execFileAsync = promisify(execFile);
 
 /** A step of {@link buildBaseline}, for progress display. */
 export interface BaselineProgress {
-  step: 'cached' | 'copying' | 'running' | 'mapping' | 'done';
+  step: 'installing' | 'cached' | 'copying' | 'running' | 'mapping' | 'done';
   message: string;
 }
 
@@ -150,8 +150,9 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
 }
 
 /**
- * The clean repo's baseline: the suite runs twice at once, in two sandboxes over two
- * copies of `worktree` (each after the profile's install steps; coverage and the lines of
+ * The clean repo's baseline: the profile's install steps run in `worktree` itself (so every
+ * later copy of it has their outputs, cached baseline or not), then the suite runs twice at
+ * once, in two sandboxes over two copies of it (coverage and the lines of
  * source files that ran recorded in one of them); tests whose outcome differs are flaky.
  * Coverage is mapped to the function and method entities of the profile's source files.
  * Cached per (commit, profile hash) under `<home>/baselines/`; throws EnvgenError
@@ -163,6 +164,17 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
   const progress = options.onProgress ?? (() => undefined);
   const hash = profileHash(profile);
   const path = baselinePath(options.home, commit, hash);
+  // The worktree itself gets what the install steps leave (installed metadata, built
+  // extensions), so every copy of it (the validator's, the bundle runner's) has it too.
+  if (profile.install.length > 0) {
+    progress({ step: 'installing', message: `running ${profile.install.length} install step(s) in the worktree` });
+    const target = await openPytestSandbox(options.sandboxProvider, { worktree: options.worktree });
+    try {
+      await runInstallSteps(target, profile, { logger });
+    } finally {
+      await target.close();
+    }
+  }
   if ((options.cache ?? 'use') === 'use') {
     try {
       const cached = await loadCachedBaseline(options.home, commit, profile);
@@ -186,7 +198,6 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
     const runIn = async (tree: string, coverage: boolean): Promise<PytestRun> => {
       const target = await openPytestSandbox(options.sandboxProvider, { worktree: tree });
       try {
-        await runInstallSteps(target, profile, { logger });
         return await runPytest(target, profile, { coverage, ...(coverage ? { lines: profile.sourceFiles } : {}), logger });
       } finally {
         await target.close();

@@ -1,0 +1,164 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { git } from './git-test-helpers.fixture.js';
+import { gitVersion, installedMetadataStep, readPackaging, versionTuple } from './packaging.js';
+import { deriveProfile } from './profile.js';
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'envgen-packaging-'));
+  roots.push(root);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  return root;
+}
+
+function committed(files: Record<string, string>): string {
+  const root = tree(files);
+  git(root, 'init', '-q');
+  git(root, 'add', '-A');
+  git(root, 'commit', '-qm', 'first');
+  return root;
+}
+
+const pyFiles = (files: Record<string, string>) => Object.keys(files).filter((path) => path.endsWith('.py'));
+
+describe('versionTuple', () => {
+  it("reads a version as setuptools-scm's version_tuple does", () => {
+    expect(versionTuple('1.2.3')).toBe('(1, 2, 3)');
+    expect(versionTuple('4.16.1.dev5')).toBe("(4, 16, 1, 'dev5')");
+    expect(versionTuple('1.2.1.dev1+gabc1234')).toBe("(1, 2, 1, 'dev1', 'gabc1234')");
+    expect(versionTuple('7')).toBe('(7,)');
+  });
+});
+
+describe('gitVersion', () => {
+  it("computes the checkout's version from its tags as setuptools-scm does by default", async () => {
+    const root = committed({ 'a.txt': 'a' });
+    expect(await gitVersion(root)).toMatch(/^0\.1\.dev1\+g[0-9a-f]{7}$/);
+    git(root, 'tag', 'v1.2.0');
+    expect(await gitVersion(root)).toBe('1.2.0');
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'next');
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'next');
+    const sha = git(root, 'rev-parse', '--short=7', 'HEAD');
+    expect(await gitVersion(root)).toBe(`1.2.1.dev2+g${sha}`);
+    expect(await gitVersion(root, false)).toBe('1.2.1.dev2');
+    git(root, 'tag', '2.0.0rc1');
+    git(root, 'commit', '-q', '--allow-empty', '-m', 'next');
+    expect(await gitVersion(root, false)).toBe('2.0.0.dev1');
+  });
+
+  it('is null outside a git repo', async () => {
+    expect(await gitVersion(tree({ 'a.txt': 'a' }))).toBeNull();
+  });
+});
+
+describe('readPackaging', () => {
+  it('is null when nothing in the project needs it installed', async () => {
+    const files = { 'pyproject.toml': '[project]\nname = "plain"\nversion = "1.0"\n', 'plain/__init__.py': 'X = 1\n', 'tests/test_plain.py': 'def test_x():\n    pass\n' };
+    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files))).toBeNull();
+  });
+
+  it('reads entry points, the version file the build writes and a version from git tags', async () => {
+    const files = {
+      'pyproject.toml': `[build-system]
+requires = ["hatchling", "hatch-vcs"]
+build-backend = "hatchling.build"
+
+[project]
+name = "Fancy.Tool"
+dynamic = ["version"]
+
+[project.scripts]
+fancy = "fancy.cli:main"
+
+[project.entry-points."fancy.plugins"]
+one = "fancy.plugins:one"
+
+[tool.hatch]
+version.source = "vcs"
+version.raw-options.local_scheme = "no-local-version"
+build.hooks.vcs.version-file = "src/fancy/_version.py"
+`,
+      'src/fancy/__init__.py': 'from ._version import __version__\n',
+      'tests/test_fancy.py': 'def test_x():\n    pass\n',
+    };
+    const root = committed(files);
+    git(root, 'tag', 'v0.9.0');
+    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files));
+    expect(packaging).toEqual({
+      name: 'Fancy.Tool',
+      version: '0.9.0',
+      versionFrom: 'git tags, as setuptools-scm computes it',
+      entryPoints: { console_scripts: { fancy: 'fancy.cli:main' }, 'fancy.plugins': { one: 'fancy.plugins:one' } },
+      versionFile: { path: 'src/fancy/_version.py', template: null },
+      needs: ['it declares entry points (fancy.plugins)', 'its build writes src/fancy/_version.py'],
+    });
+  });
+
+  it("takes setup.cfg's metadata and entry points, a version attribute's literal and code that reads metadata", async () => {
+    const files = {
+      'setup.cfg': '[metadata]\nname = oldstyle\nversion = attr: oldstyle.__version__\n\n[options.entry_points]\nconsole_scripts =\n    old = oldstyle:main\n',
+      'oldstyle/__init__.py': '__version__ = "3.1.4"\n',
+      'tests/test_meta.py': 'import importlib.metadata\n\ndef test_version():\n    assert importlib.metadata.version("oldstyle") == "3.1.4"\n',
+    };
+    const packaging = await readPackaging(tree(files), Object.keys(files), pyFiles(files));
+    expect(packaging).toMatchObject({ name: 'oldstyle', version: '3.1.4', versionFrom: 'oldstyle.__version__ in oldstyle/__init__.py', entryPoints: { console_scripts: { old: 'oldstyle:main' } } });
+    expect(packaging?.needs).toEqual(['tests/test_meta.py reads installed metadata']);
+  });
+
+  it("prefers an sdist's PKG-INFO to git for a version the build computes", async () => {
+    const files = {
+      'PKG-INFO': 'Metadata-Version: 2.1\nName: fromsdist\nVersion: 2.5.0\n',
+      'pyproject.toml': '[project]\nname = "fromsdist"\ndynamic = ["version"]\n\n[tool.setuptools_scm]\nwrite_to = "fromsdist/_version.py"\n',
+      'fromsdist/__init__.py': 'from ._version import version\n',
+    };
+    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files))).toMatchObject({ version: '2.5.0', versionFrom: "the sdist's PKG-INFO" });
+  });
+});
+
+describe('installedMetadataStep', () => {
+  it('leaves metadata that importlib.metadata finds beside the package, and the version file', async () => {
+    const files = {
+      'pyproject.toml': '[project]\nname = "ivl-tools"\ndynamic = ["version"]\n\n[project.entry-points."ivl.transforms"]\ndouble = "ivl.builtin:double"\n\n[tool.setuptools_scm]\nwrite_to = "src/ivl/_version.py"\n',
+      'src/ivl/__init__.py': 'from ._version import __version__, __version_tuple__\n',
+      'src/ivl/builtin.py': 'def double(x):\n    return 2 * x\n',
+    };
+    const root = committed(files);
+    git(root, 'tag', '1.4.0');
+    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files));
+    if (packaging === null) throw new Error('expected packaging');
+    const step = installedMetadataStep(packaging, 'src/');
+    execFileSync('sh', ['-c', step], { cwd: root });
+    // Idempotent: the bundle's script runs it again on a tree that has it.
+    execFileSync('sh', ['-c', step], { cwd: root });
+    const probe = [
+      'import importlib.metadata as m, ivl',
+      'print(m.version("ivl-tools"), ivl.__version__, ivl.__version_tuple__)',
+      'print([e.load()(3) for e in m.entry_points(group="ivl.transforms")])',
+    ].join('\n');
+    const out = execFileSync('/usr/bin/python3', ['-c', probe], { cwd: root, encoding: 'utf8', env: { ...process.env, PYTHONPATH: 'src' } });
+    expect(out).toBe("1.4.0 1.4.0 (1, 4, 0)\n[6]\n");
+    expect(readFileSync(join(root, 'src/ivl/_version.py'), 'utf8')).toContain("__version__ = version = '1.4.0'");
+  });
+
+  it("goes into the profile's install steps, which a profile file's own replace", () => {
+    const packaging = { name: 'x', version: '1.0', versionFrom: 'pyproject.toml', entryPoints: {}, versionFile: null, needs: ['tests/test_x.py reads installed metadata'] };
+    const listing = { files: ['x/__init__.py', 'tests/test_x.py'], configFiles: [], packaging };
+    const detected = deriveProfile(listing);
+    expect(detected.install).toHaveLength(1);
+    expect(detected.install[0]).toContain("mkdir -p 'x-1.0.dist-info'");
+    expect(detected.provenance['install']).toBe('installed metadata beside the package, version from pyproject.toml');
+    const overridden = deriveProfile(listing, { overrides: [{ source: 'profile file p.json', values: { install: ['make'] } }] });
+    expect(overridden.install).toEqual(['make']);
+  });
+});

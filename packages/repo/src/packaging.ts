@@ -1,0 +1,249 @@
+import { lstat, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { runGit } from './git.js';
+import { parseIni } from './ini.js';
+
+/**
+ * What `pip install -e .` leaves for a project's tests to find, read from its packaging
+ * configuration without running its build backend (Debian's backends are often too old for
+ * a project's `pyproject.toml`, and running one executes the project's code outside the
+ * sandbox): the distribution's metadata (name, version, entry points) and the version file
+ * its build writes (setuptools-scm's `version_file`, hatch-vcs's `version-file`).
+ */
+export interface Packaging {
+  name: string;
+  version: string;
+  /** Where the version came from, for the profile's provenance. */
+  versionFrom: string;
+  /** Entry point groups: group → name → `module:attr`. */
+  entryPoints: Record<string, Record<string, string>>;
+  /** The version file the build writes and the tree lacks, with its template when configured. */
+  versionFile: { path: string; template: string | null } | null;
+  /** Why the tests need it (a version file the code imports, declared entry points, code that reads metadata). */
+  needs: string[];
+}
+
+type Table = Record<string, unknown>;
+
+function table(value: unknown): Table | null {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : null;
+}
+
+function dig(value: unknown, ...keys: string[]): unknown {
+  let current: unknown = value;
+  for (const key of keys) current = table(current)?.[key];
+  return current;
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+// Code that looks itself (or another distribution) up as installed.
+const METADATA_READS = /\bimportlib\.metadata\b|\bimportlib_metadata\b|\bpkg_resources\b|from\s+importlib\s+import\s+(?:[\w\s,()]*\b)?metadata\b/;
+
+/** The release and the rest of a version, as setuptools-scm's `version_tuple`: `1.2.3.dev4+gabc` → `(1, 2, 3, 'dev4', 'gabc')`. */
+export function versionTuple(version: string): string {
+  const [public_, local] = version.split('+', 2) as [string, string | undefined];
+  const parts: Array<number | string> = [];
+  for (const part of public_.split('.')) parts.push(/^\d+$/.test(part) ? Number(part) : part);
+  if (local !== undefined) parts.push(local);
+  return `(${parts.map((part) => (typeof part === 'number' ? String(part) : `'${part}'`)).join(', ')}${parts.length === 1 ? ',' : ''})`;
+}
+
+/**
+ * The checkout's version the way setuptools-scm (and hatch-vcs, which uses it) computes it by
+ * default from `git describe`: the tag's version on a tagged commit, else the next patch
+ * release's dev version with the distance (`1.2.4.dev5+gabcdef0`; no local part under
+ * `local_scheme = "no-local-version"`), and `0.1.devN+g<sha>` without any tag.
+ */
+export async function gitVersion(root: string, localVersion = true): Promise<string | null> {
+  const local = (sha: string) => (localVersion ? `+g${sha}` : '');
+  const described = await runGit(['describe', '--tags', '--long', '--match', '*[0-9]*'], { cwd: root }).catch(() => null);
+  const match = described === null ? null : /^(.*)-(\d+)-g([0-9a-f]+)$/.exec(described.trim());
+  if (match === null) {
+    const count = await runGit(['rev-list', '--count', 'HEAD'], { cwd: root }).catch(() => null);
+    const sha = await runGit(['rev-parse', '--short=7', 'HEAD'], { cwd: root }).catch(() => null);
+    return count === null || sha === null ? null : `0.1.dev${count.trim()}${local(sha.trim())}`;
+  }
+  const [, tag = '', distance = '0', sha = ''] = match;
+  const version = /(\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|alpha|beta|post|dev)\.?\d*)*)$/i.exec(tag.replace(/\+.*$/, ''))?.[1];
+  if (version === undefined) return null;
+  if (distance === '0') return version;
+  const release = /^(\d+(?:\.\d+)*)/.exec(version)?.[1] ?? version;
+  const numbers = release.split('.').map(Number);
+  // A pre-release tag (1.2.0rc1) is followed by dev versions of that release; a final one by the next patch's.
+  const next = release === version ? [...numbers.slice(0, -1), (numbers.at(-1) ?? 0) + 1].join('.') : release;
+  return `${next}.dev${distance}${local(sha)}`;
+}
+
+/** The string literal assigned to `name` at the top level of a Python file (`__version__ = "1.2"`), as setuptools' and hatch's static readers find it. */
+function assignedLiteral(source: string, name: string): string | null {
+  const pattern = new RegExp(`^${name.replace(/[$]/g, '\\$&')}\\s*(?::\\s*[\\w.\\[\\]]+\\s*)?=\\s*(['"])([^'"\\n]+)\\1\\s*(?:#.*)?$`, 'm');
+  return pattern.exec(source)?.[2] ?? null;
+}
+
+async function readText(root: string, path: string): Promise<string | null> {
+  const info = await lstat(join(root, path)).catch(() => null);
+  if (!info?.isFile()) return null;
+  return readFile(join(root, path), 'utf8').catch(() => null);
+}
+
+/** The file of a dotted module, at the root or under `src/`. */
+async function moduleSource(root: string, module: string): Promise<{ path: string; source: string } | null> {
+  const base = module.split('.').join('/');
+  for (const path of [`${base}.py`, `${base}/__init__.py`, `src/${base}.py`, `src/${base}/__init__.py`]) {
+    const source = await readText(root, path);
+    if (source !== null) return { path, source };
+  }
+  return null;
+}
+
+async function attrVersion(root: string, attr: string): Promise<{ version: string; from: string } | null> {
+  const dot = attr.lastIndexOf('.');
+  if (dot <= 0) return null;
+  const found = await moduleSource(root, attr.slice(0, dot));
+  const version = found === null ? null : assignedLiteral(found.source, attr.slice(dot + 1));
+  return version === null || found === null ? null : { version, from: `${attr} in ${found.path}` };
+}
+
+/**
+ * Reads the packaging of the checkout at `root` (pyproject.toml, setup.cfg, an sdist's
+ * PKG-INFO, git tags) and says whether its tests need it installed. Null when the project
+ * declares no distribution name or nothing in it needs installed metadata.
+ *
+ * @param pythonFiles repo-relative Python files of the project (source and tests), scanned for code that reads installed metadata
+ */
+export async function readPackaging(root: string, files: readonly string[], pythonFiles: readonly string[]): Promise<Packaging | null> {
+  const pyprojectText = await readText(root, 'pyproject.toml');
+  let pyproject: Table = {};
+  try {
+    pyproject = pyprojectText === null ? {} : (parseToml(pyprojectText) as Table);
+  } catch {
+    return null;
+  }
+  const setupCfgText = await readText(root, 'setup.cfg');
+  const setupCfg = setupCfgText === null ? null : parseIni(setupCfgText);
+  const project = table(pyproject['project']) ?? {};
+  const name = text(project['name']) ?? text(setupCfg?.get('metadata')?.get('name')) ?? text(dig(pyproject, 'tool', 'poetry', 'name'));
+  if (name === null) return null;
+
+  const needs: string[] = [];
+  const entryPoints: Record<string, Record<string, string>> = {};
+  const addGroup = (group: string, entries: Record<string, string>) => {
+    if (Object.keys(entries).length > 0) entryPoints[group] = { ...entryPoints[group], ...entries };
+  };
+  const strings = (value: unknown): Record<string, string> =>
+    Object.fromEntries(Object.entries(table(value) ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  addGroup('console_scripts', strings(project['scripts']));
+  addGroup('gui_scripts', strings(project['gui-scripts']));
+  for (const [group, entries] of Object.entries(table(project['entry-points']) ?? {})) addGroup(group, strings(entries));
+  for (const [group, entries] of Object.entries(table(dig(pyproject, 'tool', 'poetry', 'plugins')) ?? {})) addGroup(group, strings(entries));
+  addGroup('console_scripts', strings(dig(pyproject, 'tool', 'poetry', 'scripts')));
+  for (const [group, lines] of setupCfg?.get('options.entry_points') ?? []) {
+    addGroup(
+      group,
+      Object.fromEntries(
+        lines
+          .split('\n')
+          .map((line) => /^([^=\s][^=]*?)\s*=\s*(\S.*)$/.exec(line.trim()))
+          .filter((match): match is RegExpExecArray => match !== null)
+          .map((match) => [match[1] ?? '', match[2] ?? '']),
+      ),
+    );
+  }
+  const pluginGroups = Object.keys(entryPoints).filter((group) => group !== 'console_scripts' && group !== 'gui_scripts');
+  if (pluginGroups.length > 0) needs.push(`it declares entry points (${pluginGroups.join(', ')})`);
+
+  const hatchVersion = table(dig(pyproject, 'tool', 'hatch', 'version')) ?? {};
+  const scm = table(dig(pyproject, 'tool', 'setuptools_scm'));
+  const hatchHook = table(dig(pyproject, 'tool', 'hatch', 'build', 'hooks', 'vcs'));
+  const requires = (dig(pyproject, 'build-system', 'requires') as unknown[] | undefined) ?? [];
+  const fromVcs =
+    scm !== null ||
+    hatchVersion['source'] === 'vcs' ||
+    requires.some((requirement) => typeof requirement === 'string' && /^(setuptools[-_]scm|hatch-vcs|flit[-_]scm)\b/i.test(requirement));
+  const versionFilePath = text(hatchHook?.['version-file']) ?? text(scm?.['version_file']) ?? text(scm?.['write_to']);
+  const versionFile =
+    versionFilePath !== null && !files.includes(versionFilePath)
+      ? { path: versionFilePath, template: text(hatchHook?.['template']) ?? text(scm?.['version_file_template']) ?? text(scm?.['write_to_template']) }
+      : null;
+  if (versionFile !== null) needs.push(`its build writes ${versionFile.path}`);
+
+  for (const file of pythonFiles) {
+    const source = await readText(root, file);
+    if (source !== null && METADATA_READS.test(source)) {
+      needs.push(`${file} reads installed metadata`);
+      break;
+    }
+  }
+  if (needs.length === 0) return null;
+
+  const flitModule = `${name.replace(/-/g, '_')}.__version__`;
+  const localVersion = dig(hatchVersion, 'raw-options', 'local_scheme') !== 'no-local-version' && scm?.['local_scheme'] !== 'no-local-version';
+  const version = await resolveVersion();
+  return { name, ...version, entryPoints, versionFile, needs };
+
+  async function resolveVersion(): Promise<{ version: string; versionFrom: string }> {
+    const literal = text(project['version']) ?? text(dig(pyproject, 'tool', 'poetry', 'version'));
+    if (literal !== null) return { version: literal, versionFrom: 'pyproject.toml' };
+    const cfgVersion = text(setupCfg?.get('metadata')?.get('version'));
+    if (cfgVersion !== null && !cfgVersion.includes(':')) return { version: cfgVersion, versionFrom: 'setup.cfg' };
+    const pkgInfo = /^Version:\s*(\S+)\s*$/m.exec((await readText(root, 'PKG-INFO')) ?? '')?.[1];
+    if (pkgInfo !== undefined) return { version: pkgInfo, versionFrom: "the sdist's PKG-INFO" };
+    if (fromVcs) {
+      const described = await gitVersion(root, localVersion);
+      if (described !== null) return { version: described, versionFrom: 'git tags, as setuptools-scm computes it' };
+    }
+    const attr =
+      text(dig(pyproject, 'tool', 'setuptools', 'dynamic', 'version', 'attr')) ??
+      (cfgVersion?.startsWith('attr:') ? cfgVersion.slice('attr:'.length).trim() : null) ??
+      (dig(pyproject, 'build-system', 'build-backend') === 'flit_core.buildapi' ? flitModule : null);
+    const fromAttr = attr === null ? null : await attrVersion(root, attr);
+    if (fromAttr !== null) return { version: fromAttr.version, versionFrom: fromAttr.from };
+    const hatchPath = text(hatchVersion['path']);
+    const fromPath = hatchPath === null ? null : assignedLiteral((await readText(root, hatchPath)) ?? '', '__version__');
+    if (fromPath !== null && fromPath !== undefined && hatchPath !== null) return { version: fromPath, versionFrom: hatchPath };
+    const described = await gitVersion(root, localVersion);
+    if (described !== null) return { version: described, versionFrom: 'git tags (the version is computed by the build)' };
+    return { version: '0+unknown', versionFrom: 'unknown (computed by the build, and no git tags)' };
+  }
+}
+
+function quote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The install step that leaves `packaging` where the tests import the project from (`dir`:
+ * `src/` for a src layout, else the root, which is on the path of `python -m pytest`): a
+ * `<name>-<version>.dist-info` beside the package, as `setup.py develop` left its egg-info
+ * (importlib.metadata finds it on `sys.path`), and the version file, with setuptools-scm's
+ * template unless the project configures its own.
+ */
+export function installedMetadataStep(packaging: Packaging, dir: string): string {
+  const distInfo = `${dir}${packaging.name.replace(/[-_.]+/g, '_').toLowerCase()}-${packaging.version.replace(/-/g, '_')}.dist-info`;
+  const write = (path: string, content: string) => [`cat > ${quote(path)} <<'ENVGEN_EOF'`, content.trimEnd(), 'ENVGEN_EOF'];
+  const lines = [`# envgen: ${packaging.name} ${packaging.version} as \`pip install -e .\` leaves it for the tests (${packaging.needs.join('; ')})`, `mkdir -p ${quote(distInfo)}`];
+  lines.push(...write(`${distInfo}/METADATA`, `Metadata-Version: 2.1\nName: ${packaging.name}\nVersion: ${packaging.version}`));
+  const groups = Object.entries(packaging.entryPoints);
+  if (groups.length > 0) {
+    lines.push(...write(`${distInfo}/entry_points.txt`, groups.map(([group, entries]) => [`[${group}]`, ...Object.entries(entries).map(([key, value]) => `${key} = ${value}`)].join('\n')).join('\n\n')));
+  }
+  if (packaging.versionFile !== null) {
+    const { path, template } = packaging.versionFile;
+    const tuple = versionTuple(packaging.version);
+    const content =
+      template === null
+        ? `# file generated by setuptools-scm\n# don't change, don't track in version control\n__version__ = version = '${packaging.version}'\n__version_tuple__ = version_tuple = ${tuple}`
+        : template
+            .replace(/\{version!r\}/g, `'${packaging.version}'`)
+            .replace(/\{version\}/g, packaging.version)
+            .replace(/\{version_tuple(?:!r)?\}/g, tuple);
+    const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : null;
+    if (parent !== null) lines.push(`mkdir -p ${quote(parent)}`);
+    lines.push(...write(path, content));
+  }
+  return lines.join('\n');
+}
