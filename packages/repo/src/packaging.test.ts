@@ -116,6 +116,14 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
     expect(packaging?.needs).toEqual(['tests/test_meta.py reads installed metadata']);
   });
 
+  it("takes a setup.py's literal name and version", async () => {
+    const files = {
+      'setup.py': 'from setuptools import setup\n\nsetup(\n    name="legacy-lib",\n    version="0.4.2",\n    packages=["legacy"],\n)\n',
+      'legacy/__init__.py': 'import pkg_resources\n\n__version__ = pkg_resources.get_distribution("legacy-lib").version\n',
+    };
+    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files))).toMatchObject({ name: 'legacy-lib', version: '0.4.2', versionFrom: 'setup.py', needs: ['legacy/__init__.py reads installed metadata'] });
+  });
+
   it("prefers an sdist's PKG-INFO to git for a version the build computes", async () => {
     const files = {
       'PKG-INFO': 'Metadata-Version: 2.1\nName: fromsdist\nVersion: 2.5.0\n',

@@ -109,8 +109,8 @@ async function attrVersion(root: string, attr: string): Promise<{ version: strin
 }
 
 /**
- * Reads the packaging of the checkout at `root` (pyproject.toml, setup.cfg, an sdist's
- * PKG-INFO, git tags) and says whether its tests need it installed. Null when the project
+ * Reads the packaging of the checkout at `root` (pyproject.toml, setup.cfg, setup.py's
+ * literal arguments, an sdist's PKG-INFO, git tags) and says whether its tests need it installed. Null when the project
  * declares no distribution name or nothing in it needs installed metadata.
  *
  * @param pythonFiles repo-relative Python files of the project (source and tests), scanned for code that reads installed metadata
@@ -126,7 +126,10 @@ export async function readPackaging(root: string, files: readonly string[], pyth
   const setupCfgText = await readText(root, 'setup.cfg');
   const setupCfg = setupCfgText === null ? null : parseIni(setupCfgText);
   const project = table(pyproject['project']) ?? {};
-  const name = text(project['name']) ?? text(setupCfg?.get('metadata')?.get('name')) ?? text(dig(pyproject, 'tool', 'poetry', 'name'));
+  // A setup.py's own keyword arguments, where they are string literals (`setup(name="x", version="1.0")`).
+  const setupPy = (await readText(root, 'setup.py')) ?? '';
+  const setupArgument = (keyword: string) => new RegExp(`\\b${keyword}\\s*=\\s*(['"])([^'"\\n]+)\\1`).exec(setupPy)?.[2] ?? null;
+  const name = text(project['name']) ?? text(setupCfg?.get('metadata')?.get('name')) ?? text(dig(pyproject, 'tool', 'poetry', 'name')) ?? setupArgument('name');
   if (name === null) return null;
 
   const needs: string[] = [];
@@ -190,6 +193,8 @@ export async function readPackaging(root: string, files: readonly string[], pyth
     if (literal !== null) return { version: literal, versionFrom: 'pyproject.toml' };
     const cfgVersion = text(setupCfg?.get('metadata')?.get('version'));
     if (cfgVersion !== null && !cfgVersion.includes(':')) return { version: cfgVersion, versionFrom: 'setup.cfg' };
+    const setupVersion = setupArgument('version');
+    if (setupVersion !== null) return { version: setupVersion, versionFrom: 'setup.py' };
     const pkgInfo = /^Version:\s*(\S+)\s*$/m.exec((await readText(root, 'PKG-INFO')) ?? '')?.[1];
     if (pkgInfo !== undefined) return { version: pkgInfo, versionFrom: "the sdist's PKG-INFO" };
     if (fromVcs) {
