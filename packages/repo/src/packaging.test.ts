@@ -57,6 +57,14 @@ describe('gitVersion', () => {
     expect(await gitVersion(root, false)).toBe('2.0.0.dev1');
   });
 
+  it("reads the upstream version from the tag of envgen's Debian snapshots and ignores a tag without a version", async () => {
+    const root = committed({ 'a.txt': 'a' });
+    git(root, 'tag', 'release-notes');
+    expect(await gitVersion(root)).toMatch(/^0\.1\.dev1\+g[0-9a-f]{7}$/);
+    git(root, 'tag', 'debian/0.13.0+dfsg-1.1_deb12u1');
+    expect(await gitVersion(root)).toBe('0.13.0');
+  });
+
   it('is null outside a git repo', async () => {
     expect(await gitVersion(tree({ 'a.txt': 'a' }))).toBeNull();
   });
@@ -122,6 +130,12 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
       'legacy/__init__.py': 'import pkg_resources\n\n__version__ = pkg_resources.get_distribution("legacy-lib").version\n',
     };
     expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files))).toMatchObject({ name: 'legacy-lib', version: '0.4.2', versionFrom: 'setup.py', needs: ['legacy/__init__.py reads installed metadata'] });
+    const byAttribute = {
+      'setup.py': 'import legacy\nfrom setuptools import setup\n\nsetup(name="legacy-lib", version=legacy.__version__)\n',
+      'legacy/__init__.py': '__version__ = "0.5.0"\n',
+      'tests/test_legacy.py': 'from importlib import metadata\n',
+    };
+    expect(await readPackaging(tree(byAttribute), Object.keys(byAttribute), pyFiles(byAttribute))).toMatchObject({ version: '0.5.0', versionFrom: 'legacy.__version__ in legacy/__init__.py' });
   });
 
   it("prefers an sdist's PKG-INFO to git for a version the build computes", async () => {

@@ -53,6 +53,16 @@ export function versionTuple(version: string): string {
 }
 
 /**
+ * A tag's version as setuptools-scm's default tag pattern reads it (`v1.2.0`, `proj-1.2.0`,
+ * `1.2.0+local`); envgen's snapshots of Debian sources are tagged `debian/<upstream>-<revision>`,
+ * which gives the upstream version.
+ */
+function tagVersion(tag: string): string | null {
+  const upstream = /^debian\/(?:\d+:)?(.+)-[^-]+$/.exec(tag)?.[1]?.replace(/~/g, '') ?? tag;
+  return /^(?:[\w-]+-)?[vV]?(\d+(?:\.\d+){0,2}[^+]*)(?:\+.*)?$/.exec(upstream)?.[1] ?? null;
+}
+
+/**
  * The checkout's version the way setuptools-scm (and hatch-vcs, which uses it) computes it by
  * default from `git describe`: the tag's version on a tagged commit, else the next patch
  * release's dev version with the distance (`1.2.4.dev5+gabcdef0`; no local part under
@@ -68,8 +78,8 @@ export async function gitVersion(root: string, localVersion = true): Promise<str
     return count === null || sha === null ? null : `0.1.dev${count.trim()}${local(sha.trim())}`;
   }
   const [, tag = '', distance = '0', sha = ''] = match;
-  const version = /(\d+(?:\.\d+)*(?:[._-]?(?:a|b|rc|alpha|beta|post|dev)\.?\d*)*)$/i.exec(tag.replace(/\+.*$/, ''))?.[1];
-  if (version === undefined) return null;
+  const version = tagVersion(tag);
+  if (version === null) return null;
   if (distance === '0') return version;
   const release = /^(\d+(?:\.\d+)*)/.exec(version)?.[1] ?? version;
   const numbers = release.split('.').map(Number);
@@ -195,6 +205,7 @@ export async function readPackaging(root: string, files: readonly string[], pyth
     if (cfgVersion !== null && !cfgVersion.includes(':')) return { version: cfgVersion, versionFrom: 'setup.cfg' };
     const setupVersion = setupArgument('version');
     if (setupVersion !== null) return { version: setupVersion, versionFrom: 'setup.py' };
+    const setupAttr = /\bversion\s*=\s*([\w.]+\.__version__)\b/.exec(setupPy)?.[1] ?? null;
     const pkgInfo = /^Version:\s*(\S+)\s*$/m.exec((await readText(root, 'PKG-INFO')) ?? '')?.[1];
     if (pkgInfo !== undefined) return { version: pkgInfo, versionFrom: "the sdist's PKG-INFO" };
     if (fromVcs) {
@@ -202,6 +213,7 @@ export async function readPackaging(root: string, files: readonly string[], pyth
       if (described !== null) return { version: described, versionFrom: 'git tags, as setuptools-scm computes it' };
     }
     const attr =
+      setupAttr ??
       text(dig(pyproject, 'tool', 'setuptools', 'dynamic', 'version', 'attr')) ??
       (cfgVersion?.startsWith('attr:') ? cfgVersion.slice('attr:'.length).trim() : null) ??
       (dig(pyproject, 'build-system', 'build-backend') === 'flit_core.buildapi' ? flitModule : null);

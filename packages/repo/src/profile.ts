@@ -222,7 +222,8 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   const packaging = await readPackaging(
     worktreePath,
     files,
-    files.filter((file) => file.endsWith('.py')),
+    // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
+    files.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file)),
   );
   return deriveProfile({ files, configFiles, packaging }, options);
 }
