@@ -11,7 +11,7 @@ function describeProfile(report: EnvReport): string[] {
   if (env.length > 0) lines.push(`env ${env.join(' ')}`);
   if (profile.deselect.length > 0) lines.push(`deselected ${profile.deselect.length}: ${profile.deselect.join(' ')}`);
   // A multi-line step (envgen's installed metadata) is named by its first line, its comment.
-  for (const step of profile.install) lines.push(`install ${(step.split('\n')[0] ?? '').replace(/^#\s*/, '')}`);
+  for (const step of profile.install) lines.push(`install ${(step.split('\n')[0] ?? '').replace(/^#\s*(?:envgen:\s*)?/, '')}`);
   if (profile.aptPackages.length > 0) lines.push(`debian packages ${profile.aptPackages.join(' ')}`);
   const sources = [...new Set(Object.values(profile.provenance))];
   if (sources.length > 0) lines.push(`from ${sources.join('; ')}`);
