@@ -6,6 +6,8 @@ import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides
 import { installedMetadataStep, readPackaging } from './packaging.js';
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, readPytestSettings } from './pytest-config.js';
+import { readDebianMap, readDeclaredDependencies } from './requirements.js';
+import type { DeclaredDependencies } from './requirements.js';
 import type { ConfigFile } from './pytest-config.js';
 import type { Profile } from './types.js';
 
@@ -49,6 +51,11 @@ export interface TreeListing {
   configFiles: ConfigFile[];
   /** The project's packaging when its tests need it installed (see `readPackaging`). */
   packaging?: Packaging | null;
+  /**
+   * What the project declares it needs, as Debian packages (see `readDeclaredDependencies`),
+   * or `unmapped` when dh-python's map is not installed; used when the repo names no Debian packages.
+   */
+  declared?: DeclaredDependencies | 'unmapped' | null;
 }
 
 function topLevelEntry(path: string): string {
@@ -164,8 +171,15 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
       : 'top-level entries holding test files';
   }
 
-  const aptPackages = [...new Set([...(options.aptPackages ?? []), 'python3-pytest'])].sort();
-  provenance['aptPackages'] = options.aptPackages?.length ? 'Debian Build-Depends (build tooling dropped) + python3-pytest' : 'default (python3-pytest)';
+  const fromDebian = (options.aptPackages?.length ?? 0) > 0;
+  const declared = fromDebian || tree.declared === 'unmapped' ? null : (tree.declared ?? null);
+  const aptPackages = [...new Set([...(options.aptPackages ?? []), ...(declared?.packages ?? []), 'python3-pytest'])].sort();
+  if (fromDebian) provenance['aptPackages'] = 'Debian Build-Depends (build tooling dropped) + python3-pytest';
+  else if (declared !== null) {
+    const unpackaged = declared.unpackaged.length > 0 ? `; not packaged in Debian: ${declared.unpackaged.join(' ')}` : '';
+    provenance['aptPackages'] = `declared dependencies (${declared.sources.join(', ')}) by dh-python's map${unpackaged} + python3-pytest`;
+  } else if (tree.declared === 'unmapped') provenance['aptPackages'] = "default (python3-pytest); the declared dependencies are not mapped to Debian packages: dh-python's map is missing (apt-get install dh-python)";
+  else provenance['aptPackages'] = 'default (python3-pytest)';
   const install = tree.packaging ? [installedMetadataStep(tree.packaging, env['PYTHONPATH'] === 'src' ? 'src/' : '')] : [];
   if (tree.packaging) {
     provenance['install'] = `installed metadata beside the package, version from ${tree.packaging.versionFrom}`;
@@ -225,7 +239,13 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
     files.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file)),
   );
-  return deriveProfile({ files, configFiles, packaging }, options);
+  let declared: TreeListing['declared'] = null;
+  if (!options.aptPackages?.length) {
+    const debianMap = await readDebianMap();
+    declared = await readDeclaredDependencies(worktreePath, files, debianMap);
+    if (declared !== null && debianMap.size === 0) declared = 'unmapped';
+  }
+  return deriveProfile({ files, configFiles, packaging, declared }, options);
 }
 
 /**

@@ -1,0 +1,121 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { deriveProfile } from './profile.js';
+import { DH_PYTHON_MAP, normalizeDistribution, readDebianMap, readDeclaredDependencies, requirementName } from './requirements.js';
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+function tree(files: Record<string, string>): { root: string; files: string[] } {
+  const root = mkdtempSync(join(tmpdir(), 'envgen-requirements-'));
+  roots.push(root);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  return { root, files: Object.keys(files) };
+}
+
+const MAP = new Map([
+  ['pyyaml', 'python3-yaml'],
+  ['freezegun', 'python3-freezegun'],
+  ['pytest-cov', 'python3-pytest-cov'],
+  ['attrs', 'python3-attr'],
+  ['python-dateutil', 'python3-dateutil'],
+  ['hypothesis', 'python3-hypothesis'],
+]);
+
+describe('requirementName', () => {
+  it('names the distribution of a requirement, and nothing for options, paths and URLs', () => {
+    expect(requirementName('PyYAML[extra]>=5.1; python_version > "3.6"  # yaml')).toBe('PyYAML');
+    expect(requirementName('python_dateutil==2.8')).toBe('python_dateutil');
+    expect(requirementName('-r base.txt')).toBeNull();
+    expect(requirementName('-e .')).toBeNull();
+    expect(requirementName('./vendor/thing')).toBeNull();
+    expect(requirementName('https://example.invalid/x.whl')).toBeNull();
+    expect(requirementName('# comment')).toBeNull();
+    expect(normalizeDistribution('Python_Dateutil.Extra')).toBe('python-dateutil-extra');
+  });
+});
+
+describe('readDeclaredDependencies', () => {
+  it("maps runtime and test dependencies to Debian packages, names the unpackaged ones and leaves out tooling and the project itself", async () => {
+    const { root, files } = tree({
+      'pyproject.toml': `[project]
+name = "demo"
+dependencies = ["attrs>=21", "python-dateutil"]
+
+[project.optional-dependencies]
+tests = ["freezegun", "pytest>=7", "pytest-lazy-fixtures", "demo[extra]"]
+docs = ["sphinx", "furo"]
+
+[dependency-groups]
+dev = ["mypy", "ruff", "hypothesis"]
+`,
+      'requirements/tests.txt': '-r base.txt\npytest-cov\n',
+      'requirements/base.txt': 'PyYAML\n',
+      'requirements/docs.txt': 'mkdocs\n',
+      'tox.ini': '[testenv]\ndeps =\n    -r{toxinidir}/requirements/tests.txt\n',
+    });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-attr', 'python3-dateutil', 'python3-freezegun', 'python3-hypothesis', 'python3-pytest-cov', 'python3-yaml'],
+      unpackaged: ['pytest-lazy-fixtures'],
+      sources: [
+        'pyproject.toml [project] dependencies',
+        'pyproject.toml [project.optional-dependencies] tests',
+        'pyproject.toml [dependency-groups] dev',
+        'requirements/base.txt',
+        'requirements/tests.txt',
+      ],
+    });
+  });
+
+  it("reads setup.cfg's install_requires and test extras, and top-level requirements files for tests", async () => {
+    const { root, files } = tree({
+      'setup.cfg': '[metadata]\nname = old\n\n[options]\ninstall_requires =\n    attrs\n\n[options.extras_require]\ntesting =\n    freezegun\n',
+      'requirements-dev.txt': 'hypothesis\nblack\n',
+      'requirements-docs.txt': 'sphinx-rtd-theme\n',
+    });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-attr', 'python3-freezegun', 'python3-hypothesis'],
+      unpackaged: [],
+      sources: ['setup.cfg install_requires', 'setup.cfg extras_require testing', 'requirements-dev.txt'],
+    });
+  });
+
+  it('is null when the project declares nothing beyond pytest and tooling', async () => {
+    const { root, files } = tree({ 'pyproject.toml': '[project]\nname = "x"\n\n[project.optional-dependencies]\ntest = ["pytest"]\n' });
+    expect(await readDeclaredDependencies(root, files, MAP)).toBeNull();
+  });
+
+  it("reads dh-python's own map (installed by scripts/setup.sh)", async () => {
+    const debian = await readDebianMap(DH_PYTHON_MAP);
+    expect(debian.get('pyyaml')).toBe('python3-yaml');
+    expect(debian.get('pytest-cov')).toBe('python3-pytest-cov');
+    expect(debian.get('beautifulsoup4')).toBe('python3-bs4');
+  });
+});
+
+describe('deriveProfile with declared dependencies', () => {
+  const files = ['x/__init__.py', 'tests/test_x.py'];
+  const declared = { packages: ['python3-freezegun'], unpackaged: ['pytest-lazy-fixtures'], sources: ['pyproject.toml [project.optional-dependencies] tests'] };
+
+  it("takes them as the repo's Debian packages, saying where they come from and which Debian lacks", () => {
+    const profile = deriveProfile({ files, configFiles: [], declared });
+    expect(profile.aptPackages).toEqual(['python3-freezegun', 'python3-pytest']);
+    expect(profile.provenance['aptPackages']).toBe(
+      "declared dependencies (pyproject.toml [project.optional-dependencies] tests) by dh-python's map; not packaged in Debian: pytest-lazy-fixtures + python3-pytest",
+    );
+  });
+
+  it("keeps a Debian source's Build-Depends instead, and says when dh-python's map is missing", () => {
+    expect(deriveProfile({ files, configFiles: [], declared }, { aptPackages: ['python3-yaml'] }).aptPackages).toEqual(['python3-pytest', 'python3-yaml']);
+    const unmapped = deriveProfile({ files, configFiles: [], declared: 'unmapped' });
+    expect(unmapped.aptPackages).toEqual(['python3-pytest']);
+    expect(unmapped.provenance['aptPackages']).toContain('apt-get install dh-python');
+  });
+});

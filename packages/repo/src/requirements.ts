@@ -1,0 +1,164 @@
+import { lstat, readFile } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { parseIni } from './ini.js';
+
+/** dh-python's map of distribution names to Debian packages (package dh-python). */
+export const DH_PYTHON_MAP = '/usr/share/dh-python/dist/cpython3_fallback';
+
+/** What a project declares it needs to run its tests, as Debian packages. */
+export interface DeclaredDependencies {
+  /** Debian packages of the declared distributions, sorted. */
+  packages: string[];
+  /** Declared distributions Debian does not package (by dh-python's map), sorted. */
+  unpackaged: string[];
+  /** Where they were declared (`pyproject.toml [project.optional-dependencies] test`, `requirements-dev.txt`). */
+  sources: string[];
+}
+
+// Groups of test and development requirements.
+const TEST_GROUP = /^(tests?|testing|dev|develop|development|ci|check)$|test/i;
+// Linters, type checkers, formatters, docs and release tooling: not needed to run the tests.
+const TOOLING = /^(mypy|flake8.*|black|ruff|pylint|isort|pre-commit|tox|nox|twine|codespell|pyright|bandit|types-.*|.*-stubs|sphinx.*|furo|mkdocs.*|myst-parser|readme-renderer|check-manifest|bump.*|towncrier|setuptools.*|wheel|pip|build|hatch.*|flit.*|poetry.*|pdm.*|pytest)$/;
+
+/** A distribution name as PEP 503 compares them. */
+export function normalizeDistribution(name: string): string {
+  return name.toLowerCase().replace(/[-_.]+/g, '-');
+}
+
+/** The distribution a requirement line names (`foo[bar]>=1; python_version>"3"` → `foo`), or null for options, paths and URLs. */
+export function requirementName(line: string): string | null {
+  const trimmed = line.replace(/(^|\s)#.*$/, '').trim();
+  if (trimmed === '' || trimmed.startsWith('-') || /^[./]|:\/\//.test(trimmed)) return null;
+  return /^([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(trimmed)?.[1] ?? null;
+}
+
+/** dh-python's map: normalized distribution name → Debian package (python3-* only). Empty when dh-python is not installed. */
+export async function readDebianMap(path = DH_PYTHON_MAP): Promise<Map<string, string>> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  const map = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    const [name, deb] = line.trim().split(/\s+/);
+    if (name && deb?.startsWith('python3-')) map.set(normalizeDistribution(name), deb);
+  }
+  return map;
+}
+
+/**
+ * A requirements file for running or testing the project: `requirements.txt`, a top-level
+ * `*req*` file for tests, development or CI (`requirements-dev.txt`, `test-requirements.txt`),
+ * or such a file in a `requirements/` directory (`requirements/tests.txt`, `requirements/base.txt`).
+ */
+function isRequirementFile(path: string): boolean {
+  const parts = path.toLowerCase().split('/');
+  const name = parts.at(-1) ?? '';
+  if (!/\.(txt|in)$/.test(name)) return false;
+  if (parts.length === 1) return /^requirements\.(txt|in)$/.test(name) || (name.includes('req') && /test|dev|ci/.test(name));
+  return parts.length === 2 && (parts[0] ?? '').startsWith('req') && /test|dev|ci|base|main|install|requirements/.test(name);
+}
+
+async function readText(root: string, path: string): Promise<string | null> {
+  const info = await lstat(join(root, path)).catch(() => null);
+  return info?.isFile() ? readFile(join(root, path), 'utf8').catch(() => null) : null;
+}
+
+type Table = Record<string, unknown>;
+const table = (value: unknown): Table => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : {});
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+
+/**
+ * The distributions the project at `root` declares for running and testing it: pyproject's
+ * `[project] dependencies`, its optional-dependency and dependency groups for tests and
+ * development, Poetry's dependencies and groups, setup.cfg's `install_requires` and test
+ * extras, requirements files for tests and development (following `-r`), and tox's
+ * `[testenv] deps`; mapped to Debian packages by dh-python's map. Null when it declares none.
+ *
+ * @param files repo-relative paths of the tree's files
+ */
+export async function readDeclaredDependencies(root: string, files: readonly string[], debianMap: ReadonlyMap<string, string>): Promise<DeclaredDependencies | null> {
+  const names = new Set<string>();
+  const sources: string[] = [];
+  const declare = (source: string, declared: Iterable<string | null>) => {
+    let any = false;
+    for (const name of declared) {
+      if (name === null) continue;
+      names.add(normalizeDistribution(name));
+      any = true;
+    }
+    if (any) sources.push(source);
+  };
+
+  let own: string | null = null;
+  const pyprojectText = await readText(root, 'pyproject.toml');
+  if (pyprojectText !== null) {
+    let pyproject: Table = {};
+    try {
+      pyproject = parseToml(pyprojectText) as Table;
+    } catch {
+      pyproject = {};
+    }
+    const project = table(pyproject['project']);
+    own = typeof project['name'] === 'string' ? project['name'] : null;
+    declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
+    for (const [group, list] of Object.entries(table(project['optional-dependencies']))) {
+      if (TEST_GROUP.test(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
+    }
+    for (const [group, list] of Object.entries(table(pyproject['dependency-groups']))) {
+      if (TEST_GROUP.test(group)) declare(`pyproject.toml [dependency-groups] ${group}`, strings(list).map(requirementName));
+    }
+    const poetry = table(table(pyproject['tool'])['poetry']);
+    own ??= typeof poetry['name'] === 'string' ? poetry['name'] : null;
+    declare('pyproject.toml [tool.poetry.dependencies]', Object.keys(table(poetry['dependencies'])).filter((name) => name !== 'python'));
+    declare('pyproject.toml [tool.poetry.dev-dependencies]', Object.keys(table(poetry['dev-dependencies'])));
+    for (const [group, body] of Object.entries(table(poetry['group']))) {
+      if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.poetry.group.${group}]`, Object.keys(table(table(body)['dependencies'])));
+    }
+  }
+
+  const setupCfg = await readText(root, 'setup.cfg');
+  if (setupCfg !== null) {
+    const ini = parseIni(setupCfg);
+    own ??= ini.get('metadata')?.get('name') ?? null;
+    declare('setup.cfg install_requires', (ini.get('options')?.get('install_requires') ?? '').split('\n').map(requirementName));
+    for (const [extra, lines] of ini.get('options.extras_require') ?? []) {
+      if (TEST_GROUP.test(extra)) declare(`setup.cfg extras_require ${extra}`, lines.split('\n').map(requirementName));
+    }
+  }
+
+  const toxIni = await readText(root, 'tox.ini');
+  const toxDeps = toxIni === null ? [] : (parseIni(toxIni).get('testenv')?.get('deps') ?? '').split('\n');
+  const included = toxDeps
+    .map((line) => /^-r\s*(\S+)/.exec(line.trim())?.[1]?.replace(/^\{toxinidir\}\/?/, ''))
+    .filter((path): path is string => path !== undefined);
+  declare('tox.ini [testenv] deps', toxDeps.map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
+
+  const seen = new Set<string>();
+  const readRequirements = async (path: string): Promise<void> => {
+    const clean = normalize(path);
+    if (seen.has(clean) || clean.startsWith('..')) return;
+    seen.add(clean);
+    const text = await readText(root, clean);
+    if (text === null) return;
+    const lines = text.split('\n');
+    declare(clean, lines.map(requirementName));
+    for (const line of lines) {
+      const include = /^-r\s*(\S+)|^--requirement[=\s]\s*(\S+)/.exec(line.trim());
+      const target = include?.[1] ?? include?.[2];
+      if (target !== undefined) await readRequirements(join(dirname(clean), target));
+    }
+  };
+  const requirementFiles = files.filter(isRequirementFile);
+  for (const file of [...requirementFiles.sort(), ...included]) await readRequirements(file);
+
+  if (own !== null) names.delete(normalizeDistribution(own));
+  const wanted = [...names].filter((name) => !TOOLING.test(name));
+  if (wanted.length === 0) return null;
+  const packages = new Set<string>();
+  const unpackaged: string[] = [];
+  for (const name of wanted) {
+    const deb = debianMap.get(name);
+    if (deb === undefined) unpackaged.push(name);
+    else packages.add(deb);
+  }
+  return { packages: [...packages].sort(), unpackaged: unpackaged.sort(), sources };
+}
