@@ -553,6 +553,25 @@ def test_apply_negate():
 `,
     },
   },
+  'package-dir-layout': {
+    about: "a package in a directory only its packaging config names (setuptools' package-dir = lib), importable once installed",
+    installed: true,
+    files: {
+      'pyproject.toml': `[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "ivl"
+version = "0.3.0"
+
+[tool.setuptools.package-dir]
+"" = "lib"
+`,
+      'lib/ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+    },
+  },
   'pytest-dependency': {
     about: 'a package pytest itself imports when it starts (iniconfig), first on the path as the project under test',
     files: {

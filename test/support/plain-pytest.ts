@@ -58,14 +58,14 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
   try {
     writeFileSync(join(scratch, 'plain_report_log.py'), REPORT_LOG);
     writeFileSync(log, '');
-    const site: string[] = [];
     if (options.install) {
       const prefix = join(scratch, 'prefix');
       const pip = spawnSync('/usr/bin/python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-index', '--no-build-isolation', '--prefix', prefix, '-e', '.'], { cwd: copy, encoding: 'utf8' });
       if (pip.status !== 0) throw new Error(`pip install -e . failed in ${repo}:\n${pip.stderr}`);
       // Where pip put it: Debian's python3 installs under <prefix>/local/lib/python3.X/dist-packages.
       const found = spawnSync('/usr/bin/python3', ['-c', 'import sys, sysconfig; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1]}))', prefix], { encoding: 'utf8' }).stdout.trim();
-      site.push(found);
+      // As a site directory, so that the install's .pth files (the editable finder) take effect.
+      writeFileSync(join(scratch, 'sitecustomize.py'), `import site\nsite.addsitedir(${JSON.stringify(found)})\n`);
     }
     spawnSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'plain_report_log', ...(options.args ?? [])], {
       cwd: copy,
@@ -76,7 +76,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
         ...process.env,
         PYTHONDONTWRITEBYTECODE: '1',
         ...options.env,
-        PYTHONPATH: [options.env?.['PYTHONPATH'], scratch, ...site].filter((part) => part !== undefined && part !== '').join(':'),
+        PYTHONPATH: [options.env?.['PYTHONPATH'], scratch].filter((part) => part !== undefined && part !== '').join(':'),
         PLAIN_PYTEST_LOG: log,
       },
     });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { git } from './git-test-helpers.fixture.js';
-import { gitVersion, installedMetadataStep, readPackaging, versionTuple } from './packaging.js';
+import { gitVersion, installedMetadataStep, packageRoots, readPackaging, versionTuple } from './packaging.js';
 import { deriveProfile } from './profile.js';
 
 const roots: string[] = [];
@@ -184,3 +184,27 @@ describe('installedMetadataStep', () => {
     expect(overridden.install).toEqual(['make']);
   });
 });
+
+describe('packageRoots', () => {
+  it('reads the package directories setuptools, hatch, Poetry and PDM are configured with', () => {
+    const pyproject = (text: string) => packageRoots([{ path: 'pyproject.toml', text }]);
+    expect(pyproject('[tool.setuptools.package-dir]\n"" = "lib"\n')).toEqual(['lib']);
+    expect(pyproject('[tool.setuptools.packages.find]\nwhere = ["python", "."]\n')).toEqual(['python']);
+    expect(pyproject('[tool.hatch.build.targets.wheel]\npackages = ["code/pkg", "top"]\n')).toEqual(['code']);
+    expect(pyproject('[tool.poetry]\npackages = [{ include = "pkg", from = "source" }]\n')).toEqual(['source']);
+    expect(pyproject('[tool.pdm.build]\npackage-dir = "pdmsrc"\n')).toEqual(['pdmsrc']);
+    expect(packageRoots([{ path: 'setup.cfg', text: '[options]\npackage_dir =\n    =lib\n\n[options.packages.find]\nwhere = lib\n' }])).toEqual(['lib']);
+    expect(pyproject('[project]\nname = "x"\n')).toEqual([]);
+  });
+
+  it('puts such a directory on the path of the tests, and the installed metadata in it', () => {
+    const configFiles = [{ path: 'pyproject.toml', text: '[tool.setuptools.package-dir]\n"" = "lib"\n' }];
+    const packaging = { name: 'x', version: '1.0', versionFrom: 'pyproject.toml', entryPoints: {}, versionFile: null, needs: ['tests/test_x.py reads installed metadata'] };
+    const profile = deriveProfile({ files: ['lib/x/__init__.py', 'tests/test_x.py', 'pyproject.toml'], configFiles, packaging });
+    expect(profile.env['PYTHONPATH']).toBe('lib');
+    expect(profile.provenance['env.PYTHONPATH']).toBe('package directories of the packaging config (lib)');
+    expect(profile.install[0]).toContain("mkdir -p 'lib/x-1.0.dist-info'");
+    expect(profile.sourceFiles).toEqual(['lib/x/__init__.py']);
+  });
+});
+

@@ -264,3 +264,48 @@ export function installedMetadataStep(packaging: Packaging, dir: string): string
   }
   return lines.join('\n');
 }
+
+/**
+ * The directories a project's packaging config puts its packages in, besides the root:
+ * setuptools' `package-dir` and `packages.find` `where` (pyproject.toml or setup.cfg),
+ * hatch's wheel `packages`, Poetry's `packages` `from`, PDM's `package-dir`. What
+ * `pip install -e .` makes importable, whatever the directory is called.
+ */
+export function packageRoots(configFiles: readonly { path: string; text: string }[]): string[] {
+  const roots: string[] = [];
+  const add = (dir: unknown) => {
+    if (typeof dir !== 'string') return;
+    const clean = dir.trim().replace(/^\.\/+/, '').replace(/\/+$/, '');
+    if (clean !== '' && clean !== '.' && !clean.startsWith('..') && !roots.includes(clean)) roots.push(clean);
+  };
+  const pyprojectText = configFiles.find((file) => file.path === 'pyproject.toml')?.text;
+  if (pyprojectText !== undefined) {
+    let pyproject: Table = {};
+    try {
+      pyproject = parseToml(pyprojectText) as Table;
+    } catch {
+      pyproject = {};
+    }
+    add(table(dig(pyproject, 'tool', 'setuptools', 'package-dir'))?.['']);
+    const where = dig(pyproject, 'tool', 'setuptools', 'packages', 'find', 'where');
+    for (const dir of Array.isArray(where) ? where : []) add(dir);
+    const hatchPackages = dig(pyproject, 'tool', 'hatch', 'build', 'targets', 'wheel', 'packages');
+    for (const path of Array.isArray(hatchPackages) ? hatchPackages : []) {
+      if (typeof path === 'string' && path.includes('/')) add(path.slice(0, path.lastIndexOf('/')));
+    }
+    const poetryPackages = dig(pyproject, 'tool', 'poetry', 'packages');
+    for (const entry of Array.isArray(poetryPackages) ? poetryPackages : []) add(table(entry)?.['from']);
+    add(dig(pyproject, 'tool', 'pdm', 'build', 'package-dir'));
+  }
+  const setupCfgText = configFiles.find((file) => file.path === 'setup.cfg')?.text;
+  if (setupCfgText !== undefined) {
+    const ini = parseIni(setupCfgText);
+    for (const line of (ini.get('options')?.get('package_dir') ?? '').split('\n')) {
+      const match = /^\s*=\s*(\S+)\s*$/.exec(line);
+      if (match) add(match[1]);
+    }
+    add(ini.get('options.packages.find')?.get('where'));
+  }
+  return roots;
+}
+

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { EnvgenError, hashValue } from '@envgen/core';
 import { matchesAnyGlob } from './glob.js';
 import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
-import { installedMetadataStep, readPackaging } from './packaging.js';
+import { installedMetadataStep, packageRoots, readPackaging } from './packaging.js';
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, readPytestSettings } from './pytest-config.js';
 import { readDebianMap, readDeclaredDependencies } from './requirements.js';
@@ -86,7 +86,8 @@ function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverri
 /**
  * Derives a profile from a tree listing (pure: no disk). Detection, in order of precedence
  * (lowest first): defaults; the pytest config file pytest would read (`testpaths`,
- * `python_files`, plugin options in `addopts`); the tree itself (src layout → PYTHONPATH=src;
+ * `python_files`, plugin options in `addopts`); the tree itself (src layout → PYTHONPATH=src, and
+ * the package directories the packaging config names;
  * test arguments: `testpaths` when configured, none when `addopts` enable doctests so pytest's own
  * discovery runs, else the top-level entries holding test modules); then each override.
  *
@@ -132,16 +133,22 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const env: Record<string, string> = { PYTHONHASHSEED: '0' };
   provenance['env.PYTHONHASHSEED'] = 'pinned so test outcomes reproduce';
   const srcPackage = pythonFiles.find((file) => /^src\/[^/]+\/__init__\.py$/.test(file) || /^src\/[^/]+\.py$/.test(file));
-  if (srcPackage !== undefined) {
-    env['PYTHONPATH'] = 'src';
-    provenance['env.PYTHONPATH'] = `src layout (${srcPackage})`;
+  // Package directories the packaging config names (lib/, python/), as `pip install -e .` makes them importable.
+  const configuredRoots = packageRoots(tree.configFiles).filter((dir) => dir !== 'src' && pythonFiles.some((file) => file.startsWith(`${dir}/`) && !matchesAnyGlob(file, testGlobs)));
+  const importRoots = [...(srcPackage === undefined ? [] : ['src']), ...configuredRoots];
+  if (importRoots.length > 0) {
+    env['PYTHONPATH'] = importRoots.join(':');
+    provenance['env.PYTHONPATH'] = [
+      ...(srcPackage === undefined ? [] : [`src layout (${srcPackage})`]),
+      ...(configuredRoots.length > 0 ? [`package directories of the packaging config (${configuredRoots.join(', ')})`] : []),
+    ].join(' + ');
   }
 
   const testArgs: string[] = [];
   if (settings && settings.addopts.length && !override.testArgs) {
     const isProjectModule = (name: string): boolean => {
       const path = name.split('.').join('/');
-      return tree.files.includes(`${path}.py`) || tree.files.includes(`${path}/__init__.py`) || (env['PYTHONPATH'] === 'src' && tree.files.includes(`src/${path}.py`));
+      return [...importRoots.map((root) => `${root}/`), ''].some((prefix) => tree.files.includes(`${prefix}${path}.py`) || tree.files.includes(`${prefix}${path}/__init__.py`));
     };
     const { kept, dropped } = filterAddopts(settings.addopts, isProjectModule);
     if (dropped.length) {
@@ -180,7 +187,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     provenance['aptPackages'] = `declared dependencies (${declared.sources.join(', ')}) by dh-python's map${unpackaged} + python3-pytest`;
   } else if (tree.declared === 'unmapped') provenance['aptPackages'] = "default (python3-pytest); the declared dependencies are not mapped to Debian packages: dh-python's map is missing (apt-get install dh-python)";
   else provenance['aptPackages'] = 'default (python3-pytest)';
-  const install = tree.packaging ? [installedMetadataStep(tree.packaging, env['PYTHONPATH'] === 'src' ? 'src/' : '')] : [];
+  const install = tree.packaging ? [installedMetadataStep(tree.packaging, importRoots[0] === undefined ? '' : `${importRoots[0]}/`)] : [];
   if (tree.packaging) {
     provenance['install'] = `installed metadata beside the package, version from ${tree.packaging.versionFrom}`;
   }
