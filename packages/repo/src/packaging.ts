@@ -24,7 +24,18 @@ export interface Packaging {
   needs: string[];
 }
 
-type Table = Record<string, unknown>;
+/** A TOML or JSON-like table. */
+export type Table = Record<string, unknown>;
+
+/** A pyproject.toml's tables; empty when the file is absent or is not valid TOML (pip would stop there, the tests need not). */
+export function parsePyproject(text: string | null | undefined): Table {
+  if (text === null || text === undefined) return {};
+  try {
+    return parseToml(text) as Table;
+  } catch {
+    return {};
+  }
+}
 
 function table(value: unknown): Table | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : null;
@@ -94,7 +105,8 @@ function assignedLiteral(source: string, name: string): string | null {
   return pattern.exec(source)?.[2] ?? null;
 }
 
-async function readText(root: string, path: string): Promise<string | null> {
+/** A regular file of the tree, or null (absent, a link, unreadable). */
+export async function readText(root: string, path: string): Promise<string | null> {
   const info = await lstat(join(root, path)).catch(() => null);
   if (!info?.isFile()) return null;
   return readFile(join(root, path), 'utf8').catch(() => null);
@@ -126,13 +138,7 @@ async function attrVersion(root: string, attr: string): Promise<{ version: strin
  * @param pythonFiles repo-relative Python files of the project (source and tests), scanned for code that reads installed metadata
  */
 export async function readPackaging(root: string, files: readonly string[], pythonFiles: readonly string[]): Promise<Packaging | null> {
-  const pyprojectText = await readText(root, 'pyproject.toml');
-  let pyproject: Table = {};
-  try {
-    pyproject = pyprojectText === null ? {} : (parseToml(pyprojectText) as Table);
-  } catch {
-    return null;
-  }
+  const pyproject = parsePyproject(await readText(root, 'pyproject.toml'));
   const setupCfgText = await readText(root, 'setup.cfg');
   const setupCfg = setupCfgText === null ? null : parseIni(setupCfgText);
   const project = table(pyproject['project']) ?? {};
@@ -278,25 +284,18 @@ export function packageRoots(configFiles: readonly { path: string; text: string 
     const clean = dir.trim().replace(/^\.\/+/, '').replace(/\/+$/, '');
     if (clean !== '' && clean !== '.' && !clean.startsWith('..') && !roots.includes(clean)) roots.push(clean);
   };
-  const pyprojectText = configFiles.find((file) => file.path === 'pyproject.toml')?.text;
-  if (pyprojectText !== undefined) {
-    let pyproject: Table = {};
-    try {
-      pyproject = parseToml(pyprojectText) as Table;
-    } catch {
-      pyproject = {};
-    }
-    add(table(dig(pyproject, 'tool', 'setuptools', 'package-dir'))?.['']);
-    const where = dig(pyproject, 'tool', 'setuptools', 'packages', 'find', 'where');
-    for (const dir of Array.isArray(where) ? where : []) add(dir);
-    const hatchPackages = dig(pyproject, 'tool', 'hatch', 'build', 'targets', 'wheel', 'packages');
-    for (const path of Array.isArray(hatchPackages) ? hatchPackages : []) {
-      if (typeof path === 'string' && path.includes('/')) add(path.slice(0, path.lastIndexOf('/')));
-    }
-    const poetryPackages = dig(pyproject, 'tool', 'poetry', 'packages');
-    for (const entry of Array.isArray(poetryPackages) ? poetryPackages : []) add(table(entry)?.['from']);
-    add(dig(pyproject, 'tool', 'pdm', 'build', 'package-dir'));
+  const pyproject = parsePyproject(configFiles.find((file) => file.path === 'pyproject.toml')?.text);
+  add(table(dig(pyproject, 'tool', 'setuptools', 'package-dir'))?.['']);
+  const where = dig(pyproject, 'tool', 'setuptools', 'packages', 'find', 'where');
+  for (const dir of Array.isArray(where) ? where : []) add(dir);
+  const hatchPackages = dig(pyproject, 'tool', 'hatch', 'build', 'targets', 'wheel', 'packages');
+  for (const path of Array.isArray(hatchPackages) ? hatchPackages : []) {
+    if (typeof path === 'string' && path.includes('/')) add(path.slice(0, path.lastIndexOf('/')));
   }
+  const poetryPackages = dig(pyproject, 'tool', 'poetry', 'packages');
+  for (const entry of Array.isArray(poetryPackages) ? poetryPackages : []) add(table(entry)?.['from']);
+  add(dig(pyproject, 'tool', 'pdm', 'build', 'package-dir'));
+
   const setupCfgText = configFiles.find((file) => file.path === 'setup.cfg')?.text;
   if (setupCfgText !== undefined) {
     const ini = parseIni(setupCfgText);

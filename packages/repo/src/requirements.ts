@@ -1,7 +1,8 @@
-import { lstat, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
-import { parse as parseToml } from 'smol-toml';
 import { parseIni } from './ini.js';
+import { parsePyproject, readText } from './packaging.js';
+import type { Table } from './packaging.js';
 
 /** dh-python's map of distribution names to Debian packages (package dh-python). */
 export const DH_PYTHON_MAP = '/usr/share/dh-python/dist/cpython3_fallback';
@@ -57,12 +58,6 @@ function isRequirementFile(path: string): boolean {
   return parts.length === 2 && (parts[0] ?? '').startsWith('req') && /test|dev|ci|base|main|install|requirements/.test(name);
 }
 
-async function readText(root: string, path: string): Promise<string | null> {
-  const info = await lstat(join(root, path)).catch(() => null);
-  return info?.isFile() ? readFile(join(root, path), 'utf8').catch(() => null) : null;
-}
-
-type Table = Record<string, unknown>;
 const table = (value: unknown): Table => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : {});
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 
@@ -89,30 +84,22 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   };
 
   let own: string | null = null;
-  const pyprojectText = await readText(root, 'pyproject.toml');
-  if (pyprojectText !== null) {
-    let pyproject: Table = {};
-    try {
-      pyproject = parseToml(pyprojectText) as Table;
-    } catch {
-      pyproject = {};
-    }
-    const project = table(pyproject['project']);
-    own = typeof project['name'] === 'string' ? project['name'] : null;
-    declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
-    for (const [group, list] of Object.entries(table(project['optional-dependencies']))) {
-      if (TEST_GROUP.test(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
-    }
-    for (const [group, list] of Object.entries(table(pyproject['dependency-groups']))) {
-      if (TEST_GROUP.test(group)) declare(`pyproject.toml [dependency-groups] ${group}`, strings(list).map(requirementName));
-    }
-    const poetry = table(table(pyproject['tool'])['poetry']);
-    own ??= typeof poetry['name'] === 'string' ? poetry['name'] : null;
-    declare('pyproject.toml [tool.poetry.dependencies]', Object.keys(table(poetry['dependencies'])).filter((name) => name !== 'python'));
-    declare('pyproject.toml [tool.poetry.dev-dependencies]', Object.keys(table(poetry['dev-dependencies'])));
-    for (const [group, body] of Object.entries(table(poetry['group']))) {
-      if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.poetry.group.${group}]`, Object.keys(table(table(body)['dependencies'])));
-    }
+  const pyproject = parsePyproject(await readText(root, 'pyproject.toml'));
+  const project = table(pyproject['project']);
+  own = typeof project['name'] === 'string' ? project['name'] : null;
+  declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
+  for (const [group, list] of Object.entries(table(project['optional-dependencies']))) {
+    if (TEST_GROUP.test(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
+  }
+  for (const [group, list] of Object.entries(table(pyproject['dependency-groups']))) {
+    if (TEST_GROUP.test(group)) declare(`pyproject.toml [dependency-groups] ${group}`, strings(list).map(requirementName));
+  }
+  const poetry = table(table(pyproject['tool'])['poetry']);
+  own ??= typeof poetry['name'] === 'string' ? poetry['name'] : null;
+  declare('pyproject.toml [tool.poetry.dependencies]', Object.keys(table(poetry['dependencies'])).filter((name) => name !== 'python'));
+  declare('pyproject.toml [tool.poetry.dev-dependencies]', Object.keys(table(poetry['dev-dependencies'])));
+  for (const [group, body] of Object.entries(table(poetry['group']))) {
+    if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.poetry.group.${group}]`, Object.keys(table(table(body)['dependencies'])));
   }
 
   const setupCfg = await readText(root, 'setup.cfg');
