@@ -83,6 +83,16 @@ async function findMissingPackagesWhereTestsRun(profile: Profile, provider: Sand
   }
 }
 
+/** The profile's Debian packages missing where its tests run, each with a warning that says how to install them. */
+async function warnMissingPackages(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings, logger: Logger): Promise<string[]> {
+  const missing = await findMissingPackagesWhereTestsRun(profile, provider, worktree, settings);
+  if (missing.length > 0) {
+    const fix = settings.sandbox === 'docker' ? `docker/build-base-image.sh ${missing.join(' ')}` : `apt-get install -y ${missing.join(' ')}`;
+    logger.warn(`the tests may need Debian packages that are not installed where they run (${settings.sandbox} sandbox): ${fix}`);
+  }
+  return missing;
+}
+
 /** Opens the configured sandbox backend, failing early with what to install or start. */
 export async function openSandboxProvider(settings: Settings, logger: Logger): Promise<SandboxProvider> {
   const provider = createSandboxProvider(settings.sandbox, { logger, docker: { image: settings.dockerImage } });
@@ -122,6 +132,7 @@ export interface RepoRun {
 export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings, logger: Logger, progress: Progress): Promise<RepoRun> {
   progress.phase('detecting the test profile');
   const profile = await resolveProfile(checkout.worktree.path, checkout.repo, settings);
+  await warnMissingPackages(profile, checkout.provider, checkout.worktree.path, settings, logger);
   const baseline = await buildBaseline({
     worktree: checkout.worktree.path,
     commit: checkout.repo.commit,
@@ -145,11 +156,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);
-    const missingAptPackages = await findMissingPackagesWhereTestsRun(profile, provider, worktree.path, settings);
-    if (missingAptPackages.length > 0) {
-      const fix = settings.sandbox === 'docker' ? `docker/build-base-image.sh ${missingAptPackages.join(' ')}` : `apt-get install -y ${missingAptPackages.join(' ')}`;
-      logger.warn(`the tests may need Debian packages that are not installed where they run (${settings.sandbox} sandbox): ${fix}`);
-    }
+    const missingAptPackages = await warnMissingPackages(profile, provider, worktree.path, settings, logger);
     let fromCache = false;
     const baseline: Baseline = await buildBaseline({
       worktree: worktree.path,
