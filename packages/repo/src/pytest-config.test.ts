@@ -52,6 +52,13 @@ describe('filterAddopts', () => {
       dropped: ['--cov=pkg', '--cov-report', 'term', '-n', 'auto', '-p', 'xdist', '--timeout=30', '-pfoo'],
     });
   });
+
+  it('drops --strict-config, which turns an older plugin\'s unknown config key into a usage error, and keeps --strict-markers', () => {
+    expect(filterAddopts(['--strict-markers', '--strict-config', '--import-mode=importlib'])).toEqual({
+      kept: ['--strict-markers', '--import-mode=importlib'],
+      dropped: ['--strict-config'],
+    });
+  });
 });
 
 describe('globs', () => {
