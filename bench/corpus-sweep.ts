@@ -8,7 +8,8 @@
  * `--table` prints one table from the JSON files earlier sweeps wrote, without running anything.
  *
  * Per project, in a home of its own under .cache/sweep (downloads are kept between sweeps;
- * pools and baselines are not): `envgen env`; plain pytest on the clean tree with the
+ * pools and baselines are not): the Debian packages its profile names (and the corpus
+ * entry's `apt`) installed where missing, as `envgen env`'s `missing` row says; `envgen env`; plain pytest on the clean tree with the
  * project's own configuration and test selection (no envgen plugin or option), compared
  * node id by node id with envgen's clean baseline; then `envgen inject -n COUNT --seed SEED`
  * with tasks, timed end to end. A failing project never stops the sweep.
@@ -78,19 +79,21 @@ async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
   mkdirSync(home, { recursive: true });
   const settings = resolveConfig({ env: { ...process.env, ENVGEN_HOME: home }, cwd: home });
   try {
-    const missing = (entry.apt ?? []).filter((name) => {
-      try {
-        return !execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' }).includes('install ok installed');
-      } catch {
-        return true;
-      }
-    });
-    if (missing.length > 0) execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'ignore' });
-    const env = await runEnv({ repo: entry.repo }, settings, logger, quiet);
-    row.tests = env.tests.total;
     const { provider, repo, worktree } = await checkoutRepo(entry.repo, settings, logger, quiet);
     try {
       const profile = await resolveProfile(worktree.path, repo, settings);
+      // What the corpus entry lists and what `envgen env`'s `missing` row would name (the
+      // profile's Debian packages), installed first, as a user following that row does.
+      const missing = [...new Set([...(entry.apt ?? []), ...profile.aptPackages])].filter((name) => {
+        try {
+          return !execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { encoding: 'utf8' }).includes('install ok installed');
+        } catch {
+          return true;
+        }
+      });
+      if (missing.length > 0) execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'ignore' });
+      const env = await runEnv({ repo: entry.repo }, settings, logger, quiet);
+      row.tests = env.tests.total;
       const baseline = await buildBaseline({ worktree: worktree.path, commit: repo.commit, profile, sandboxProvider: provider, home });
       // The project's own configuration; where its addopts name plugins this machine lacks
       // (pytest-cov...), plain pytest would stop at a usage error, so it gets the profile's
