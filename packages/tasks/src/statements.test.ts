@@ -74,6 +74,13 @@ describe('test source', () => {
     expect(extractTestSource(source, 't.py::missing')).toBeNull();
     expect(extractTestSource(source, 't.py')).toBeNull();
   });
+
+  it('cuts from the text it is given when another text of the same path was read before', () => {
+    expect(extractTestSource(source, 't.py::test_top')).toBe('def test_top():\n    assert True');
+    const edited = `def test_other():\n    pass\n\n\ndef test_top():\n    assert False\n`;
+    expect(extractTestSource(edited, 't.py::test_top')).toBe('def test_top():\n    assert False');
+    expect(extractTestSource(source, 't.py::test_top')).toBe('def test_top():\n    assert True');
+  });
 });
 
 describe('fix leaks', () => {

@@ -1,5 +1,21 @@
 import { nodeIdFile, parseNodeId } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
+import type { Entity } from '@envgen/python';
+
+// A repo's tasks name tests of the same few files: each text is parsed once (checked by content, so
+// another repo's file at the same path or an edited one is parsed again), the last few kept.
+const PARSED_FILES = 32;
+const parsed = new Map<string, { source: string; entities: Entity[] }>();
+
+function entitiesOf(source: string, path: string): Entity[] {
+  const hit = parsed.get(path);
+  if (hit !== undefined && hit.source === source) return hit.entities;
+  const { entities } = extractEntities(source, path);
+  parsed.delete(path);
+  parsed.set(path, { source, entities });
+  if (parsed.size > PARSED_FILES) parsed.delete(parsed.keys().next().value ?? path);
+  return entities;
+}
 
 /**
  * The source of the test a pytest node id names, cut from `source` (the test file) with
@@ -11,7 +27,7 @@ export function extractTestSource(source: string, nodeId: string): string | null
   const parts = parseNodeId(nodeId);
   if (parts === null) return null;
   const qualifiedName = [...parts.classes, parts.name].join('.');
-  const { entities } = extractEntities(source, nodeIdFile(nodeId));
+  const entities = entitiesOf(source, nodeIdFile(nodeId));
   const simpleName = qualifiedName.split('.').at(-1);
   const entity =
     entities.find((candidate) => candidate.qualifiedName === qualifiedName) ??
