@@ -37,7 +37,8 @@ export function parsePyproject(text: string | null | undefined): Table {
   }
 }
 
-function table(value: unknown): Table | null {
+/** `value` when it is a table, else null. */
+export function table(value: unknown): Table | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : null;
 }
 
@@ -211,7 +212,6 @@ export async function readPackaging(root: string, files: readonly string[], pyth
     if (cfgVersion !== null && !cfgVersion.includes(':')) return { version: cfgVersion, versionFrom: 'setup.cfg' };
     const setupVersion = setupArgument('version');
     if (setupVersion !== null) return { version: setupVersion, versionFrom: 'setup.py' };
-    const setupAttr = /\bversion\s*=\s*([\w.]+\.__version__)\b/.exec(setupPy)?.[1] ?? null;
     const pkgInfo = /^Version:\s*(\S+)\s*$/m.exec((await readText(root, 'PKG-INFO')) ?? '')?.[1];
     if (pkgInfo !== undefined) return { version: pkgInfo, versionFrom: "the sdist's PKG-INFO" };
     if (fromVcs) {
@@ -219,15 +219,17 @@ export async function readPackaging(root: string, files: readonly string[], pyth
       if (described !== null) return { version: described, versionFrom: 'git tags, as setuptools-scm computes it' };
     }
     const attr =
-      setupAttr ??
+      (/\bversion\s*=\s*([\w.]+\.__version__)\b/.exec(setupPy)?.[1] ?? null) ??
       text(dig(pyproject, 'tool', 'setuptools', 'dynamic', 'version', 'attr')) ??
       (cfgVersion?.startsWith('attr:') ? cfgVersion.slice('attr:'.length).trim() : null) ??
       (dig(pyproject, 'build-system', 'build-backend') === 'flit_core.buildapi' ? flitModule : null);
     const fromAttr = attr === null ? null : await attrVersion(root, attr);
     if (fromAttr !== null) return { version: fromAttr.version, versionFrom: fromAttr.from };
     const hatchPath = text(hatchVersion['path']);
-    const fromPath = hatchPath === null ? null : assignedLiteral((await readText(root, hatchPath)) ?? '', '__version__');
-    if (fromPath !== null && fromPath !== undefined && hatchPath !== null) return { version: fromPath, versionFrom: hatchPath };
+    if (hatchPath !== null) {
+      const fromPath = assignedLiteral((await readText(root, hatchPath)) ?? '', '__version__');
+      if (fromPath !== null) return { version: fromPath, versionFrom: hatchPath };
+    }
     const described = await gitVersion(root, localVersion);
     if (described !== null) return { version: described, versionFrom: 'git tags (the version is computed by the build)' };
     return { version: '0+unknown', versionFrom: 'unknown (computed by the build, and no git tags)' };

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import { parseIni } from './ini.js';
-import { parsePyproject, readText } from './packaging.js';
+import { parsePyproject, readText, table as tableOrNull } from './packaging.js';
 import type { Table } from './packaging.js';
 
 /** dh-python's map of distribution names to Debian packages (package dh-python). */
@@ -34,6 +34,12 @@ export function requirementName(line: string): string | null {
   return /^([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(trimmed)?.[1] ?? null;
 }
 
+/** The file a requirements line includes (`-r base.txt`, `--requirement=base.txt`). */
+function includedFile(line: string): string | undefined {
+  const include = /^-r\s*(\S+)|^--requirement[=\s]\s*(\S+)/.exec(line.trim());
+  return include?.[1] ?? include?.[2];
+}
+
 /** dh-python's map: normalized distribution name → Debian package (python3-* only). Empty when dh-python is not installed. */
 export async function readDebianMap(path = DH_PYTHON_MAP): Promise<Map<string, string>> {
   const text = await readFile(path, 'utf8').catch(() => '');
@@ -58,7 +64,7 @@ function isRequirementFile(path: string): boolean {
   return parts.length === 2 && (parts[0] ?? '').startsWith('req') && /test|dev|ci|base|main|install|requirements/.test(name);
 }
 
-const table = (value: unknown): Table => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Table) : {});
+const table = (value: unknown): Table => tableOrNull(value) ?? {};
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 
 /**
@@ -83,10 +89,9 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     if (any) sources.push(source);
   };
 
-  let own: string | null = null;
   const pyproject = parsePyproject(await readText(root, 'pyproject.toml'));
   const project = table(pyproject['project']);
-  own = typeof project['name'] === 'string' ? project['name'] : null;
+  let own = typeof project['name'] === 'string' ? project['name'] : null;
   declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
   for (const [group, list] of Object.entries(table(project['optional-dependencies']))) {
     if (TEST_GROUP.test(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
@@ -114,9 +119,7 @@ export async function readDeclaredDependencies(root: string, files: readonly str
 
   const toxIni = await readText(root, 'tox.ini');
   const toxDeps = toxIni === null ? [] : (parseIni(toxIni).get('testenv')?.get('deps') ?? '').split('\n');
-  const included = toxDeps
-    .map((line) => /^-r\s*(\S+)/.exec(line.trim())?.[1]?.replace(/^\{toxinidir\}\/?/, ''))
-    .filter((path): path is string => path !== undefined);
+  const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
   declare('tox.ini [testenv] deps', toxDeps.map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
 
   const seen = new Set<string>();
@@ -129,8 +132,7 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     const lines = text.split('\n');
     declare(clean, lines.map(requirementName));
     for (const line of lines) {
-      const include = /^-r\s*(\S+)|^--requirement[=\s]\s*(\S+)/.exec(line.trim());
-      const target = include?.[1] ?? include?.[2];
+      const target = includedFile(line);
       if (target !== undefined) await readRequirements(join(dirname(clean), target));
     }
   };
