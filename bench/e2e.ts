@@ -30,6 +30,11 @@
  *
  * A GitHub `owner/name@sha` repo comes from ENVGEN_GITHUB_URL (e.g. file:///srv/git).
  *
+ * Last, it prints what a page fault costs on this machine (first touch, copy-on-write after
+ * a fork): the validator's runs are forks that pay a copy for every page they write, the
+ * limit's clean run pays none, so the distance to the limit moves with this price from one
+ * machine to the next.
+ *
  * Bars (issue 9): ≥ 5× faster than naive on toolz and json-patch, ≥ 2.5× on a suite of
  * ≥ 800 tests, within 1.5× of the limit on all three.
  */
@@ -47,7 +52,7 @@ import { createValidator, stablePassing, validateReference } from '@envgen/valid
 import { TEST_CODE_CACHE, injectionTarget, prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
 import type { ValidationInput } from '../packages/validate/src/types.js';
-import { formatTable, mapPool, median } from './stats.js';
+import { formatTable, mapPool, median, pageFaultMicros } from './stats.js';
 
 const counts = (process.argv[2] ?? '40').split(',').map(Number);
 const count = counts[0] ?? 40;
@@ -297,6 +302,7 @@ async function compareRow(project: CorpusProject): Promise<string[]> {
   ];
 }
 
+const faults = pageFaultMicros();
 const rows: string[][] = [];
 for (const spec of repos) {
   const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
@@ -314,3 +320,4 @@ if (counts.length > 1) {
   console.log('(envgen: s/kept (speed-up over naive, distance to the limit); first inject: a fresh home; later inject: the code cache and clean run the first left)');
   console.log(formatTable(['project', 'tests', 'candidates', 'kept envgen/naive', 'agreement', 'naive', 'limit', 'envgen, first inject', 'envgen, later inject', 'limit from durations (later)', 'verdicts alone / limit', 'load'], rows));
 }
+console.log(`\nthis machine's page faults (before the runs): ${faults.firstTouch.toFixed(1)} µs per page first touched, ${faults.copyOnWrite.toFixed(1)} µs per page copied on write after a fork`);
