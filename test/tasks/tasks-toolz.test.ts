@@ -61,6 +61,18 @@ describe('tasks of real toolz bugs', () => {
     }
   });
 
+  it("states the failure output inject ran in the validator's warm interpreters as a cold run of the same tests does", async () => {
+    // Object addresses (`at 0x7f…`, or cut short in an assertion's repr) differ from one run to the next.
+    const statements = (): Map<string, string> =>
+      new Map(entries().map((entry) => [entry.instance.instance_id, (entry.task?.problem_statement.text ?? '').replace(/(0x|\.\.\.x?)[0-9a-f]{4,}/g, '<address>')]));
+    const warm = statements();
+    expect(report.tasks).toMatchObject({ warmOutputs: report.kept });
+    expect([...warm.values()].every((text) => text.includes('Failure output (pytest):'))).toBe(true);
+    const cold = await runTasks({ repo: 'debian:toolz', statement: 'tests', rebuild: true }, settings, silentLogger, quiet);
+    expect(cold).toMatchObject({ built: report.kept, failed: [], warmOutputs: 0 });
+    expect(statements()).toEqual(warm);
+  });
+
   it('shows an instance with its bug, labels and statement', async () => {
     const [first] = entries();
     const shown = await runShow(first?.instance.instance_id ?? '', settings, silentLogger);

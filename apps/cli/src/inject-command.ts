@@ -6,6 +6,7 @@ import type { InjectionReport } from '@envgen/inject';
 import { selectStrategies } from '@envgen/mutate';
 import { openPool } from '@envgen/pool';
 import { collectHistoricalVersions, isShallowRepository } from '@envgen/repo';
+import { FAILING_TESTS_RUN } from '@envgen/tasks';
 import type { BuildTasksReport } from '@envgen/tasks';
 import { checkoutRepo, prepareRepoRun } from './env-command.js';
 import type { Progress } from './progress.js';
@@ -77,6 +78,8 @@ export async function runInject(
       }
     }
     progress.phase('starting the validator');
+    // Statements that show failure output get it from the validator's warm interpreters while they run.
+    const failureOutputs = options.tasks !== undefined && options.tasks !== null && options.tasks.statement !== 'self-play' ? new Map<string, string>() : undefined;
     const injection = await runInjection({
       ...run,
       pool,
@@ -88,6 +91,7 @@ export async function runInject(
       ...(options.combine === undefined ? {} : { combine: options.combine }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       ...(options.quotas === undefined ? {} : { quotas: options.quotas }),
+      ...(failureOutputs === undefined ? {} : { failureOutputs: { tests: FAILING_TESTS_RUN, into: failureOutputs } }),
       onProgress: (event) => {
         if (event.kind === 'start') progress.phase('validating candidates', event.total);
         else progress.tick();
@@ -97,7 +101,14 @@ export async function runInject(
     const tasks =
       options.tasks === undefined || options.tasks === null
         ? null
-        : await buildRepoTasks({ repo, worktree: worktree.path, profile, provider }, pool, { ...options.tasks, ...(llm === undefined ? {} : { llm }) }, settings, logger, progress);
+        : await buildRepoTasks(
+            { repo, worktree: worktree.path, profile, provider },
+            pool,
+            { ...options.tasks, ...(llm === undefined ? {} : { llm }), ...(failureOutputs === undefined ? {} : { failureOutputs }) },
+            settings,
+            logger,
+            progress,
+          );
     return { ...injection, tasks, history };
   } finally {
     pool.close();

@@ -68,7 +68,7 @@ export interface RepoForTasks {
 export async function buildRepoTasks(
   checkout: RepoForTasks,
   pool: Pool,
-  options: StatementOptions & { rebuild?: boolean; limit?: number; llm?: IssueWriterOptions },
+  options: StatementOptions & { rebuild?: boolean; limit?: number; llm?: IssueWriterOptions; failureOutputs?: ReadonlyMap<string, string> },
   settings: Settings,
   logger: Logger,
   progress: Progress,
@@ -86,6 +86,7 @@ export async function buildRepoTasks(
     ...(options.llm === undefined ? {} : { llm: options.llm }),
     ...(options.rebuild === undefined ? {} : { rebuild: options.rebuild }),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.failureOutputs === undefined ? {} : { failureOutputs: options.failureOutputs }),
     onProgress: (event) => {
       if (event.kind === 'start') progress.phase(`building tasks (${options.statement} statements)`, event.total);
       else progress.tick();
@@ -111,7 +112,7 @@ export async function runTasks(options: TasksOptions, settings: Settings, logger
 /** The human form of a task-building report. */
 export function formatTasksReport(report: BuildTasksReport): string {
   const lines = [
-    `${report.repo}: ${report.built} task(s) built with ${report.statement} statements in ${report.seconds.toFixed(1)} s`,
+    `${report.repo}: ${report.built} task(s) built with ${report.statement} statements in ${report.seconds.toFixed(1)} s${report.warmOutputs > 0 ? ` (failure output of ${report.warmOutputs} from the validator's warm runs)` : ''}`,
   ];
   if (report.usage.total_tokens > 0) lines.push(`tokens: ${report.usage.prompt_tokens} prompt + ${report.usage.completion_tokens} completion`);
   for (const failure of report.failed) lines.push(`not built: ${failure.instance_id}: ${failure.error}`);

@@ -56,6 +56,14 @@ export interface RunInjectionOptions {
   concurrency?: number;
   /** The validator's code cache directory (see `ValidatorOptions.codeCache`), e.g. `<home>/code-cache`. */
   codeCache?: string;
+  /**
+   * Filled with pytest's output (`--tb=short`) of the first `tests` sorted FAIL_TO_PASS
+   * tests of each instance this run adds, run with the bug in the validator's warm
+   * interpreters: the failure output its task's problem statement shows (see `buildTasks`),
+   * which tasks would otherwise run cold. An instance the warm interpreters could not run
+   * (checked cold, or the run did not complete) is left out.
+   */
+  failureOutputs?: { tests: number; into: Map<string, string> };
   logger?: Logger;
   onProgress?: (event: InjectionProgress) => void;
 }
@@ -528,6 +536,11 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   if (added.status === 'duplicate-patch') return { status: 'known', instanceId: added.duplicateOf };
   if (added.status === 'id-collision') {
     return { status: 'rejected', reason: 'id-collision', detail: `another bug already has the id ${instanceId} (its 32-bit patch hash collided)`, remembered: false };
+  }
+  const wanted = context.failureOutputs;
+  if (added.status === 'added' && wanted !== undefined && !cold) {
+    const output = await validator.failureOutput(mutated(files), instance.FAIL_TO_PASS.slice(0, wanted.tests));
+    if (output !== null) wanted.into.set(instanceId, output);
   }
   return { status: added.status === 'added' ? 'kept' : 'known', instanceId };
 }

@@ -17,7 +17,7 @@ import type { FailingTest } from './statements.js';
 import { extractTestSource } from './test-source.js';
 
 /** Failing tests run to capture failure output: a few show the bug, more only cost time. */
-const FAILING_TESTS_RUN = 3;
+export const FAILING_TESTS_RUN = 3;
 
 /** The repo the tasks are built for, checked out clean at its commit. */
 export interface TaskRepo {
@@ -47,6 +47,12 @@ export interface BuildTasksOptions {
   /** Only these instances. */
   ids?: readonly string[];
   limit?: number;
+  /**
+   * pytest's output (`--tb=short`) of the first {@link FAILING_TESTS_RUN} FAIL_TO_PASS tests
+   * of instances, by id, as the injection that proved them ran them warm (see
+   * `RunInjectionOptions.failureOutputs`); the other instances' tests run cold here.
+   */
+  failureOutputs?: ReadonlyMap<string, string>;
   /** Instances built at once, each lane on its own copy of the worktree. Default 1. */
   concurrency?: number;
   logger?: Logger;
@@ -61,6 +67,8 @@ export interface BuildTasksReport {
   failed: Array<{ instance_id: string; error: string }>;
   /** Tokens the `issue` statements used. */
   usage: TokenUsage;
+  /** Statements whose failure output came from {@link BuildTasksOptions.failureOutputs} instead of a cold run. */
+  warmOutputs: number;
   seconds: number;
 }
 
@@ -85,20 +93,25 @@ function selectInstances(options: BuildTasksOptions): Instance[] {
   return selected;
 }
 
-async function makeStatement(instance: Instance, worktree: string, options: BuildTasksOptions, usage: TokenUsage): Promise<ProblemStatement> {
+async function makeStatement(instance: Instance, worktree: string, options: BuildTasksOptions, report: BuildTasksReport): Promise<ProblemStatement> {
+  const { usage } = report;
   const created_at = new Date().toISOString();
   if (options.statement === 'self-play') {
     return { kind: 'self-play', text: makeSelfPlayStatement(options.pool.readBundle(instance.instance_id)['test_weaken.diff']), created_at };
   }
   const { repo } = options;
   const failing = failingTests(instance, worktree);
-  const output = await captureFailureOutput({
-    provider: options.provider,
-    worktree,
-    profile: repo.profile,
-    patch: instance.patch,
-    nodeIds: instance.FAIL_TO_PASS.slice(0, FAILING_TESTS_RUN),
-  });
+  const warm = options.failureOutputs?.get(instance.instance_id);
+  if (warm !== undefined) report.warmOutputs += 1;
+  const output =
+    warm ??
+    (await captureFailureOutput({
+      provider: options.provider,
+      worktree,
+      profile: repo.profile,
+      patch: instance.patch,
+      nodeIds: instance.FAIL_TO_PASS.slice(0, FAILING_TESTS_RUN),
+    }));
   if (options.statement === 'tests') {
     const testFiles = new Set(repo.profile.testFiles);
     return { kind: 'tests', text: makeTestsStatement(failing, hideSourceFrames(output, (path) => testFiles.has(path))), created_at };
@@ -125,13 +138,13 @@ export async function buildTasks(options: BuildTasksOptions): Promise<BuildTasks
   const { repo } = options;
   const instances = selectInstances(options);
   const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  const report: BuildTasksReport = { repo: `${repo.owner}/${repo.name}`, statement: options.statement, built: 0, failed: [], usage, seconds: 0 };
+  const report: BuildTasksReport = { repo: `${repo.owner}/${repo.name}`, statement: options.statement, built: 0, failed: [], usage, warmOutputs: 0, seconds: 0 };
   options.onProgress?.({ kind: 'start', total: instances.length });
   const build = async (instance: Instance, worktree: string): Promise<void> => {
     const id = instance.instance_id;
     try {
       const file_changes = computeTaskGold(instance.patch, (path) => readFileOrNull(join(worktree, path)));
-      const problem_statement = await makeStatement(instance, worktree, options, usage);
+      const problem_statement = await makeStatement(instance, worktree, options, report);
       if (problem_statement.text.trim() === '') throw new EnvgenError('internal', 'the problem statement came out empty');
       const environment = await buildInstanceEnvironment({
         home: options.home,

@@ -107,6 +107,14 @@ export interface Validator {
    */
   runSelected(files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun>;
   /**
+   * pytest's output with short tracebacks (`--tb=short`) of running the tests `nodeIds` with
+   * `files` written into the tree, in a warm interpreter from the checkpoint before
+   * collection: what `pytest --tb=short <nodeIds>` prints from collection on, for the `tests`
+   * problem statements of the bugs this validator proved. Null when no warm interpreter ran
+   * it to the end (then run it cold).
+   */
+  failureOutput(files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null>;
+  /**
    * Takes in another clean run of the suite (the results of the bundle script's own, say):
    * the tests it names otherwise than the baseline (parameter ids made from the time) count
    * as flaky from now on, as those of the validator's own clean runs do.

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Candidate } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
-import { buildBaseline } from '@envgen/testrun';
+import { SANDBOX_OUT_DIR, buildBaseline, buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
 import type { Baseline } from '@envgen/testrun';
 import { validateReference } from './reference.js';
 import type { ValidationInput, ValidationOutcome, Validator } from './types.js';
@@ -162,6 +162,33 @@ const CANDIDATES: Record<string, ValidationInput> = {
   escapes: mutate('escape', 'return a + b', 'return a - b', '../outside.py'),
 };
 
+/** pytest's FAILURES section of a run's output (up to the summary, which holds the run's seconds). */
+function failures(output: string): string {
+  const lines = output.split('\n');
+  const start = lines.findIndex((line) => /^=+ FAILURES =+$/.test(line));
+  if (start === -1) throw new Error(`no FAILURES section in:\n${output}`);
+  const end = lines.findIndex((line, index) => index > start && /^(=+ .* =+|\d+ failed\b.*)$/.test(line));
+  return lines.slice(start, end === -1 ? undefined : end).join('\n');
+}
+
+/** A cold `pytest --tb=short <nodeIds>` in a fresh sandbox over a copy of `tree` with the candidate's files written. */
+async function coldOutput(tree: string, profile: Profile, input: ValidationInput, nodeIds: readonly string[]): Promise<string> {
+  const copy = await mkdtemp(join(tmpdir(), 'envgen-cold-report-'));
+  try {
+    await cp(tree, copy, { recursive: true });
+    for (const file of input.files) await writeFile(join(copy, file.path), file.after);
+    const target = await openPytestSandbox(createSandboxProvider('local'), { worktree: copy });
+    try {
+      const argv = [...buildPytestArgv(profile, target.sandbox.workdir, nodeIds), '--tb=short'];
+      return (await target.sandbox.exec(argv, { env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/results.json`, false), limits: { timeoutMs: 60_000 } })).stdout;
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await rm(copy, { recursive: true, force: true });
+  }
+}
+
 const f2p = (...names: string[]): string[] => names.map((name) => `tests/test_calc.py::${name}`).sort();
 
 // A random hash seed makes the validator trace what each test ran itself; a pinned one takes it from the baseline.
@@ -270,6 +297,21 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
     const run = await validator.runSelected([{ path: 'tests/test_calc.py', after: reading }], ['tests/test_calc.py'], ['tests/test_calc.py::test_reads_message']);
     if (!run.ok) throw new Error(run.reason);
     expect(run.results).toEqual({ 'tests/test_calc.py::test_reads_message': expect.objectContaining({ outcome: 'passed' }) });
+  });
+
+  it('prints the same failure reports as a cold `pytest --tb=short` of the same tests with the bug written in', async () => {
+    for (const name of ['operator', 'classLevel']) {
+      const input = CANDIDATES[name] as ValidationInput;
+      const verdict = fast.get(name)?.verdict;
+      if (verdict?.kind !== 'instance') throw new Error(`${name} is not an instance`);
+      const warm = await validator.failureOutput(input.files, verdict.failToPass);
+      if (warm === null) throw new Error(`no warm failure output for ${name}`);
+      const cold = await coldOutput(join(root, 'tree'), profile, input, verdict.failToPass);
+      expect(failures(warm)).toMatch(/^E .*assert -?\d+ == \d+$/m);
+      // Object addresses differ from one run to the next, cold or warm.
+      const comparable = (output: string): string => failures(output).replace(/ at 0x[0-9a-f]+/g, ' at 0x…');
+      expect({ name, warm: comparable(warm) }).toEqual({ name, warm: comparable(cold) });
+    }
   });
 
   it('rejects files outside the repo', () => {

@@ -395,10 +395,25 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     }
   };
 
+  const failureOutputOn = async (worker: WarmWorker, files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null> => {
+    const resolved = await resolveCandidateFiles(options.worktree, files);
+    if (!resolved.ok || importedAtStartup(resolved.files) !== null) return null;
+    try {
+      const { run } = await worker.runWith(resolved.files, { timeoutMs, resume: { changed: resolved.files.map((file) => file.path), checkpoint: -1 }, select: nodeIds, tbstyle: 'short' });
+      logger.debug('failure output run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
+      return run.status === 'completed' ? (run.report ?? null) : null;
+    } catch (error) {
+      logger.warn('the warm interpreter failed; restarting it', { error: describeError(error) });
+      await worker.reset();
+      return null;
+    }
+  };
+
   return {
     validateWithDetails,
     validate: async (input) => (await validateWithDetails(input)).verdict,
     runSelected: (files, select, only) => schedule((worker) => runSelectedOn(worker, files, select, only)),
+    failureOutput: (files, nodeIds) => schedule((worker) => failureOutputOn(worker, files, nodeIds)),
     noteCleanRun(results) {
       noteCleanRun(results);
       stable = stablePassing(baseline);

@@ -57,6 +57,8 @@ export interface WarmRun extends Pick<TestRun, 'status' | 'seconds' | 'output'> 
    * or (`checkpoint` absent) the whole suite ran from scratch.
    */
   declined?: string;
+  /** With {@link WarmRunOptions.tbstyle}: pytest's whole output of the run. */
+  report?: string;
 }
 
 /** Options of one {@link WarmServer.run}. */
@@ -91,6 +93,11 @@ export interface WarmRunOptions {
    * ran a test whose outcome counts.
    */
   plain?: boolean;
+  /**
+   * pytest's failure reports in this traceback style instead of none (`--tb=no`): the run's
+   * whole output is then in {@link WarmRun.report}.
+   */
+  tbstyle?: 'short';
 }
 
 /** What {@link WarmServer.preload} did. */
@@ -209,8 +216,8 @@ function parseAnalysis(text: string): SuiteAnalysis | null {
  * reference path and the baseline keep pytest's reports, and verdicts are compared with
  * theirs (bench/e2e, the agreement tests).
  */
-export function warmArgs(profile: Profile, workdir: string, select?: readonly string[]): string[] {
-  return [...buildPytestArgv(profile, workdir, select).slice(3), '--tb=no'];
+export function warmArgs(profile: Profile, workdir: string, select?: readonly string[], tbstyle = 'no'): string[] {
+  return [...buildPytestArgv(profile, workdir, select).slice(3), `--tb=${tbstyle}`];
 }
 
 async function readOptional(path: string): Promise<string | null> {
@@ -446,7 +453,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     async run(runOptions) {
       const id = randomUUID();
       const softMs = softDeadlineMs(runOptions.timeoutMs);
-      const args = warmArgs(profile, sandbox.workdir, runOptions.select);
+      const args = warmArgs(profile, sandbox.workdir, runOptions.select, runOptions.tbstyle);
       const answer = await request(
         {
           op: 'run',
@@ -455,6 +462,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/results-${id}.json` },
           ...(runOptions.only === undefined ? {} : { only: runOptions.only }),
           ...(runOptions.plain === true ? { plain: true } : {}),
+          ...(runOptions.tbstyle === undefined ? {} : { tbstyle: runOptions.tbstyle }),
           timeout: softMs / 1000,
           log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
           analysis: runOptions.analyze === undefined ? null : `${SANDBOX_OUT_DIR}/analysis-${id}.json`,
@@ -485,6 +493,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
       if (analysis !== null) run.analysis = analysis;
       if (answer['precollected'] === true && typeof answer['checkpoint'] === 'number') run.checkpoint = answer['checkpoint'];
       if (typeof answer['declined'] === 'string') run.declined = answer['declined'];
+      if (runOptions.tbstyle !== undefined) run.report = log;
       logger.debug('warm run finished', { status: run.status, tests: Object.keys(run.results).length, seconds: run.seconds });
       return run;
     },

@@ -435,6 +435,9 @@ class _Collector:
                 config.args = list(request["select"])
             if request.get("only") is not None:
                 config.pluginmanager.register(_Only(request["only"]), "envgen-only")
+            if request.get("tbstyle") is not None:
+                # What --tb would have set: read when a test fails and when the summary is written.
+                config.option.tbstyle = request["tbstyle"]
             if request.get("plain"):
                 _import_changed_plain()
             for function, code in swaps:
@@ -637,6 +640,8 @@ def _run_collected(request):
         payload["only"] = list(request["only"])
     if request.get("plain"):
         payload["plain"] = True
+    if request.get("tbstyle") is not None:
+        payload["tbstyle"] = request["tbstyle"]
     reasons = []
     for checkpoint in [latest] + [candidate for candidate in usable if candidate.index == 0 and candidate is not latest]:
         answer = checkpoint.ask(payload, float(request["timeout"]) + _COLLECTED_GRACE)
