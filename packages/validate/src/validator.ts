@@ -18,7 +18,7 @@ import type { MutatedFile, SelectedRun, ValidationInput, ValidationOutcome, Vali
 import { candidateLimits, candidateProfile, stablePassing, verdictOfRun, verdictOfStatus, withFlaky } from './verdict.js';
 import { startWarmWorker } from './warm-worker.js';
 import type { WarmWorker } from './warm-worker.js';
-import type { CollectOutcome, SuiteAnalysis } from './warm-server.js';
+import type { CollectOutcome, SuiteAnalysis, WarmRun } from './warm-server.js';
 
 /**
  * A resumed run slower than this share of the limit runs again from scratch: the
@@ -374,20 +374,22 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   };
   const validateWithDetails = (input: ValidationInput): Promise<ValidationOutcome> => schedule((worker) => validateOn(worker, input));
 
-  const runSelectedOn = async (worker: WarmWorker, files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun> => {
+  /**
+   * Runs changed `files` from the checkpoint before collection through `runs` (one warm run
+   * or more), or says why no warm interpreter can: a file pytest imports when it starts, or
+   * a warm interpreter that failed (then restarted).
+   */
+  const fromCollection = async (
+    worker: WarmWorker,
+    files: readonly MutatedFile[],
+    runs: (changed: ChangedFile[], resume: { changed: string[]; checkpoint: number }) => Promise<WarmRun>,
+  ): Promise<{ ok: true; run: WarmRun } | { ok: false; reason: string }> => {
     const resolved = await resolveCandidateFiles(options.worktree, files);
     if (!resolved.ok) return { ok: false, reason: resolved.detail };
     const startup = importedAtStartup(resolved.files);
     if (startup !== null) return { ok: false, reason: `${startup}: only a fresh interpreter runs it changed` };
     try {
-      const runOptions = { timeoutMs, resume: { changed: resolved.files.map((file) => file.path), checkpoint: -1 }, select, only };
-      // Usually no `only` test is still collected: plain asserts tell that for a compile of the
-      // changed test files instead of pytest's rewrite. When one ran, its outcome counts: again with rewriting.
-      let { run } = await worker.runWith(resolved.files, { ...runOptions, plain: true });
-      if (Object.keys(run.results).length > 0) ({ run } = await worker.runWith(resolved.files, runOptions));
-      logger.debug('selected run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
-      const failed = verdictOfStatus(run.status, run.seconds, run.output);
-      return failed === null ? { ok: true, results: run.results } : { ok: false, reason: failed.kind === 'rejected' ? `${failed.reason}: ${failed.detail}` : 'the run failed' };
+      return { ok: true, run: await runs(resolved.files, { changed: resolved.files.map((file) => file.path), checkpoint: -1 }) };
     } catch (error) {
       logger.warn('the warm interpreter failed; restarting it', { error: describeError(error) });
       await worker.reset();
@@ -395,18 +397,27 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     }
   };
 
+  const runSelectedOn = async (worker: WarmWorker, files: readonly MutatedFile[], select: readonly string[], only: readonly string[]): Promise<SelectedRun> => {
+    const selected = await fromCollection(worker, files, async (changed, resume) => {
+      const runOptions = { timeoutMs, resume, select, only };
+      // Usually no `only` test is still collected: plain asserts tell that for a compile of the
+      // changed test files instead of pytest's rewrite. When one ran, its outcome counts: again with rewriting.
+      let { run } = await worker.runWith(changed, { ...runOptions, plain: true });
+      if (Object.keys(run.results).length > 0) ({ run } = await worker.runWith(changed, runOptions));
+      logger.debug('selected run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
+      return run;
+    });
+    if (!selected.ok) return selected;
+    const { run } = selected;
+    const failed = verdictOfStatus(run.status, run.seconds, run.output);
+    return failed === null ? { ok: true, results: run.results } : { ok: false, reason: failed.kind === 'rejected' ? `${failed.reason}: ${failed.detail}` : 'the run failed' };
+  };
+
   const failureOutputOn = async (worker: WarmWorker, files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null> => {
-    const resolved = await resolveCandidateFiles(options.worktree, files);
-    if (!resolved.ok || importedAtStartup(resolved.files) !== null) return null;
-    try {
-      const { run } = await worker.runWith(resolved.files, { timeoutMs, resume: { changed: resolved.files.map((file) => file.path), checkpoint: -1 }, select: nodeIds, tbstyle: 'short' });
-      logger.debug('failure output run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
-      return run.status === 'completed' ? (run.report ?? null) : null;
-    } catch (error) {
-      logger.warn('the warm interpreter failed; restarting it', { error: describeError(error) });
-      await worker.reset();
-      return null;
-    }
+    const ran = await fromCollection(worker, files, async (changed, resume) => (await worker.runWith(changed, { timeoutMs, resume, select: nodeIds, tbstyle: 'short' })).run);
+    if (!ran.ok) return null;
+    logger.debug('failure output run', { checkpoint: ran.run.checkpoint, declined: ran.run.declined, seconds: ran.run.seconds });
+    return ran.run.status === 'completed' ? (ran.run.report ?? null) : null;
   };
 
   return {
