@@ -17,16 +17,35 @@ export interface EntityNode {
   outer: SyntaxNode;
 }
 
-let lastParsed: { source: string; tree: Tree } | undefined;
+/**
+ * Characters of source whose trees are kept: the planner draws sites from every file of a
+ * project in turn, and a tree's native memory is some tens of times its source's size.
+ */
+const PARSED_BUDGET = 2_000_000;
+const parsed = new Map<string, Tree>();
+let parsedChars = 0;
 
 /**
- * The tree of `source`, parsed once while it is the source being mutated: strategies and the
- * check of their edits only read trees, so the many (entity, strategy, seed) tries on one
- * file share it instead of parsing it for each.
+ * The tree of `source`, parsed once while it is among the sources mutated last (up to
+ * {@link PARSED_BUDGET} characters, at least the latest): strategies and the check of their
+ * edits only read trees, so the many (entity, strategy, seed) tries on one file share it
+ * instead of parsing it for each, also when the tries hop from file to file.
  */
 export function parseCached(source: string): Tree {
-  if (lastParsed?.source !== source) lastParsed = { source, tree: parsePython(source) };
-  return lastParsed.tree;
+  let tree = parsed.get(source);
+  if (tree === undefined) {
+    tree = parsePython(source);
+    parsedChars += source.length;
+    for (const oldest of parsed.keys()) {
+      if (parsedChars <= PARSED_BUDGET) break;
+      parsed.delete(oldest);
+      parsedChars -= oldest.length;
+    }
+  } else {
+    parsed.delete(source);
+  }
+  parsed.set(source, tree);
+  return tree;
 }
 
 /**
