@@ -1,12 +1,9 @@
 import { ERROR_CODES, EnvgenError } from '@envgen/core';
+import { quoteShellWord } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 
 /** Prefix of the one line test_script.sh prints per test; a JSON object follows it. */
 export const RESULT_MARKER = 'ENVGEN-TEST ';
-
-function quoteShellWord(word: string): string {
-  return /^[A-Za-z0-9_./:=,+@%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'"'"'`)}'`;
-}
 
 // A pytest plugin passed to pytest.main: one marker line per test with its node id as JSON,
 // so ids with spaces, brackets, " - " or non-ASCII survive. It writes to a duplicate of the

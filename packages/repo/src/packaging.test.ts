@@ -178,7 +178,7 @@ describe('installedMetadataStep', () => {
     const listing = { files: ['x/__init__.py', 'tests/test_x.py'], configFiles: [], packaging };
     const detected = deriveProfile(listing);
     expect(detected.install).toHaveLength(1);
-    expect(detected.install[0]).toContain("mkdir -p 'x-1.0.dist-info'");
+    expect(detected.install[0]).toContain("mkdir -p x-1.0.dist-info");
     expect(detected.provenance['install']).toBe('installed metadata beside the package, version from pyproject.toml');
     const overridden = deriveProfile(listing, { overrides: [{ source: 'profile file p.json', values: { install: ['make'] } }] });
     expect(overridden.install).toEqual(['make']);
@@ -203,7 +203,7 @@ describe('packageRoots', () => {
     const profile = deriveProfile({ files: ['lib/x/__init__.py', 'tests/test_x.py', 'pyproject.toml'], configFiles, packaging });
     expect(profile.env['PYTHONPATH']).toBe('lib');
     expect(profile.provenance['env.PYTHONPATH']).toBe('package directories of the packaging config (lib)');
-    expect(profile.install[0]).toContain("mkdir -p 'lib/x-1.0.dist-info'");
+    expect(profile.install[0]).toContain("mkdir -p lib/x-1.0.dist-info");
     expect(profile.sourceFiles).toEqual(['lib/x/__init__.py']);
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { runGit } from './git.js';
 import { parseIni } from './ini.js';
+import { quoteShellWord } from './pytest-config.js';
 
 /**
  * What `pip install -e .` leaves for a project's tests to find, read from its packaging
@@ -236,10 +237,6 @@ export async function readPackaging(root: string, files: readonly string[], pyth
   }
 }
 
-function quote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
  * The install step that leaves `packaging` where the tests import the project from (`dir`:
  * `src/` for a src layout, else the root, which is on the path of `python -m pytest`): a
@@ -249,8 +246,8 @@ function quote(word: string): string {
  */
 export function installedMetadataStep(packaging: Packaging, dir: string): string {
   const distInfo = `${dir}${packaging.name.replace(/[-_.]+/g, '_').toLowerCase()}-${packaging.version.replace(/-/g, '_')}.dist-info`;
-  const write = (path: string, content: string) => [`cat > ${quote(path)} <<'ENVGEN_EOF'`, content.trimEnd(), 'ENVGEN_EOF'];
-  const lines = [`# envgen: ${packaging.name} ${packaging.version} as \`pip install -e .\` leaves it for the tests (${packaging.needs.join('; ')})`, `mkdir -p ${quote(distInfo)}`];
+  const write = (path: string, content: string) => [`cat > ${quoteShellWord(path)} <<'ENVGEN_EOF'`, content.trimEnd(), 'ENVGEN_EOF'];
+  const lines = [`# envgen: ${packaging.name} ${packaging.version} as \`pip install -e .\` leaves it for the tests (${packaging.needs.join('; ')})`, `mkdir -p ${quoteShellWord(distInfo)}`];
   lines.push(...write(`${distInfo}/METADATA`, `Metadata-Version: 2.1\nName: ${packaging.name}\nVersion: ${packaging.version}`));
   const groups = Object.entries(packaging.entryPoints);
   if (groups.length > 0) {
@@ -267,7 +264,7 @@ export function installedMetadataStep(packaging: Packaging, dir: string): string
             .replace(/\{version\}/g, packaging.version)
             .replace(/\{version_tuple(?:!r)?\}/g, tuple);
     const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : null;
-    if (parent !== null) lines.push(`mkdir -p ${quote(parent)}`);
+    if (parent !== null) lines.push(`mkdir -p ${quoteShellWord(parent)}`);
     lines.push(...write(path, content));
   }
   return lines.join('\n');

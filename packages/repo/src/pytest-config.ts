@@ -131,7 +131,12 @@ export function filterAddopts(addopts: string[], isProjectModule: (name: string)
   return { kept, dropped };
 }
 
+/** One word as a POSIX shell (and `shlex`) reads it back: bare when it is plainly safe, else single-quoted. */
+export function quoteShellWord(word: string): string {
+  return /^[A-Za-z0-9_./:=,+@%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'"'"'`)}'`;
+}
+
 /** Quotes words for pytest's `addopts` (which it splits with `shlex`). */
 export function joinShellWords(words: string[]): string {
-  return words.map((word) => (/^[A-Za-z0-9_./:=,+@%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'"'"'`)}'`)).join(' ');
+  return words.map(quoteShellWord).join(' ');
 }
