@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
-import { silentLogger } from '@envgen/core';
+import { createLogger, silentLogger } from '@envgen/core';
 import { createProgress, runInject } from '@envgen/cli';
 import { openPool } from '@envgen/pool';
 import { LIB, TESTS } from '../support/calc-fixture.js';
@@ -63,5 +63,28 @@ describe('a killed envgen inject', () => {
     expect(resumed.known).toBe(before.length);
     expect(resumed.kept).toBe(uninterrupted.kept - before.length);
     expect(poolIds(home)).toEqual(poolIds(cleanHome));
+  });
+});
+
+describe('envgen inject run again', () => {
+  it('starts no validator for a rerun whose candidates the pool already holds or rejected', async () => {
+    const repo = writeFixtureRepo({ 'calc.py': LIB, 'tests/test_calc.py': TESTS }, { git: true, name: 'calc' });
+    const options = { repo, count: 8, seed: 5, combine: 0, concurrency: 1 };
+    const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
+    const config = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
+    const quiet = createProgress({ quiet: true });
+    const preloads = (): { logger: ReturnType<typeof createLogger>; count: () => number } => {
+      const lines: string[] = [];
+      return { logger: createLogger({ level: 'debug', write: (line) => lines.push(line) }), count: () => lines.filter((line) => line.startsWith('debug: preloaded')).length };
+    };
+    const first = preloads();
+    const proved = await runInject(options, config, first.logger, quiet);
+    expect(proved.tried).toBe(8);
+    expect(first.count()).toBeGreaterThan(0);
+
+    const again = preloads();
+    const rerun = await runInject(options, config, again.logger, quiet);
+    expect(rerun).toMatchObject({ tried: 8, kept: 0, known: proved.kept });
+    expect(again.count()).toBe(0);
   });
 });
