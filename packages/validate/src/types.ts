@@ -111,7 +111,8 @@ export interface Validator {
    * `files` written into the tree, in a warm interpreter from the checkpoint before
    * collection: what `pytest --tb=short <nodeIds>` prints from collection on, for the `tests`
    * problem statements of the bugs this validator proved. Null when no warm interpreter ran
-   * it to the end (then run it cold).
+   * it to the end, when one of the tests did not fail there, or when tests behave otherwise
+   * warm (then run it cold).
    */
   failureOutput(files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null>;
   /**

@@ -314,6 +314,15 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
     }
   });
 
+  it('gives no warm failure output for tests that do not fail there (they run cold instead)', async () => {
+    const input = CANDIDATES['operator'] as ValidationInput;
+    const verdict = fast.get('operator')?.verdict;
+    if (verdict?.kind !== 'instance') throw new Error('operator is not an instance');
+    const passing = verdict.passToPass.slice(0, 1);
+    expect(await validator.failureOutput(input.files, [...verdict.failToPass, ...passing])).toBeNull();
+    expect(await validator.failureOutput(input.files, ['tests/test_nowhere.py::test_missing'])).toBeNull();
+  });
+
   it('rejects files outside the repo', () => {
     expect(fast.get('escapes')?.verdict).toMatchObject({ kind: 'rejected', reason: 'apply-failed' });
   });

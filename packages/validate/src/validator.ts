@@ -414,10 +414,15 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   };
 
   const failureOutputOn = async (worker: WarmWorker, files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null> => {
+    // Tests that behave otherwise warm send every verdict the reference way: their output too.
+    if (warm.unstable.size > 0) return null;
     const ran = await fromCollection(worker, files, async (changed, resume) => (await worker.runWith(changed, { timeoutMs, resume, select: nodeIds, tbstyle: 'short' })).run);
     if (!ran.ok) return null;
-    logger.debug('failure output run', { checkpoint: ran.run.checkpoint, declined: ran.run.declined, seconds: ran.run.seconds });
-    return ran.run.status === 'completed' ? (ran.run.report ?? null) : null;
+    const { run } = ran;
+    logger.debug('failure output run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
+    // Only the output of the failures the verdict saw: a test that passed or went missing here reruns cold.
+    const failed = nodeIds.every((nodeId) => ['failed', 'error'].includes(run.results[nodeId]?.outcome ?? 'missing'));
+    return run.status === 'completed' && failed ? (run.report ?? null) : null;
   };
 
   return {
