@@ -29,6 +29,11 @@ function entries(): PoolEntry[] {
   }
 }
 
+/** Each instance's statement; object addresses (`at 0x7f…`, or cut short in an assertion's repr) differ from one run to the next. */
+function statements(): Map<string, string> {
+  return new Map(entries().map((entry) => [entry.instance.instance_id, (entry.task?.problem_statement.text ?? '').replace(/(0x|\.\.\.x?)[0-9a-f]{4,}/g, '<address>')]));
+}
+
 function git(args: string[], cwd?: string): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 }
@@ -62,15 +67,19 @@ describe('tasks of real toolz bugs', () => {
   });
 
   it("states the failure output inject ran in the validator's warm interpreters as a cold run of the same tests does", async () => {
-    // Object addresses (`at 0x7f…`, or cut short in an assertion's repr) differ from one run to the next.
-    const statements = (): Map<string, string> =>
-      new Map(entries().map((entry) => [entry.instance.instance_id, (entry.task?.problem_statement.text ?? '').replace(/(0x|\.\.\.x?)[0-9a-f]{4,}/g, '<address>')]));
     const warm = statements();
     expect(report.tasks).toMatchObject({ warmOutputs: report.kept });
     expect([...warm.values()].every((text) => text.includes('Failure output (pytest):'))).toBe(true);
-    const cold = await runTasks({ repo: 'debian:toolz', statement: 'tests', rebuild: true }, settings, silentLogger, quiet);
+    const cold = await runTasks({ repo: 'debian:toolz', statement: 'tests', rebuild: true, warmFrom: Number.POSITIVE_INFINITY }, settings, silentLogger, quiet);
     expect(cold).toMatchObject({ built: report.kept, failed: [], warmOutputs: 0 });
     expect(statements()).toEqual(warm);
+  });
+
+  it('runs the failing tests of `envgen tasks` in warm interpreters too, with the same statements', async () => {
+    const cold = statements();
+    const warm = await runTasks({ repo: 'debian:toolz', statement: 'tests', rebuild: true, warmFrom: 1 }, settings, silentLogger, quiet);
+    expect(warm).toMatchObject({ built: report.kept, failed: [], warmOutputs: report.kept });
+    expect(statements()).toEqual(cold);
   });
 
   it('shows an instance with its bug, labels and statement', async () => {

@@ -1,14 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Settings } from '@envgen/config';
 import { EnvgenError } from '@envgen/core';
+import { warmFailureOutputs } from '@envgen/inject';
 import type { Instance, Logger, ProblemStatementKind, Task } from '@envgen/core';
 import { openPool } from '@envgen/pool';
 import type { InstanceStats, Pool } from '@envgen/pool';
 import type { Profile, ResolvedRepo } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { buildTasks, materializeInstance } from '@envgen/tasks';
+import { loadCachedBaseline } from '@envgen/testrun';
+import { FAILING_TESTS_RUN, buildTasks, instancesToBuild, materializeInstance } from '@envgen/tasks';
 import type { BuildTasksReport, IssueWriterOptions } from '@envgen/tasks';
 import { checkoutRepo, resolveProfile } from './env-command.js';
 import type { Progress } from './progress.js';
@@ -33,6 +35,8 @@ export interface TasksOptions extends StatementOptions {
   limit?: number;
   /** The home whose pool holds the instances (default the settings' home; a growth worker's scratch pool). */
   poolHome?: string;
+  /** Instances from which on the failing tests run in warm interpreters (default {@link WARM_TASKS_MIN}). */
+  warmFrom?: number;
 }
 
 /** The issue writer's settings, or undefined for the other kinds; `issue` without `--model` is a usage error. */
@@ -94,6 +98,38 @@ export async function buildRepoTasks(
   });
 }
 
+/**
+ * Instances from which on `envgen tasks` starts warm interpreters for the failure output of
+ * their statements: their start (the clean suite run once per interpreter) costs about what
+ * a few cold runs of the failing tests do.
+ */
+export const WARM_TASKS_MIN = 8;
+
+/**
+ * The failure output of the statements about to be built, from a validator's warm
+ * interpreters (as `inject` gets it for the bugs it proves), when there are at least
+ * {@link WARM_TASKS_MIN} of them (or `warmFrom`) and the commit's baseline is cached (`envgen env` or an
+ * inject left it); else none, and each instance's failing tests run cold.
+ */
+async function warmStatementOutputs(
+  checkout: RepoForTasks,
+  pool: Pool,
+  options: StatementOptions & { rebuild?: boolean; limit?: number; warmFrom?: number },
+  settings: Settings,
+  logger: Logger,
+  progress: Progress,
+): Promise<ReadonlyMap<string, string> | undefined> {
+  if (options.statement === 'self-play') return undefined;
+  const { repo, profile } = checkout;
+  const instances = instancesToBuild({ pool, repo, ...(options.rebuild === undefined ? {} : { rebuild: options.rebuild }), ...(options.limit === undefined ? {} : { limit: options.limit }) });
+  if (instances.length < (options.warmFrom ?? WARM_TASKS_MIN)) return undefined;
+  const baseline = await loadCachedBaseline(settings.home, repo.commit, profile);
+  if (baseline === null) return undefined;
+  progress.phase(`running the failing tests of ${instances.length} instance(s) in warm interpreters`);
+  const codeCache = join(settings.home, 'code-cache');
+  return warmFailureOutputs({ worktree: checkout.worktree, profile, baseline, sandboxProvider: checkout.provider, codeCache, logger }, instances, FAILING_TESTS_RUN);
+}
+
 /** `envgen tasks`: gold labels, problem statements and environments for a repo's instances. */
 export async function runTasks(options: TasksOptions, settings: Settings, logger: Logger, progress: Progress, env: Record<string, string | undefined> = process.env): Promise<BuildTasksReport> {
   const llm = await issueWriterOptions(options, env);
@@ -102,7 +138,12 @@ export async function runTasks(options: TasksOptions, settings: Settings, logger
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);
-    return await buildRepoTasks({ repo, worktree: worktree.path, profile, provider }, pool, { ...options, ...(llm === undefined ? {} : { llm }) }, settings, logger, progress);
+    const checkout = { repo, worktree: worktree.path, profile, provider };
+    const started = performance.now();
+    const failureOutputs = await warmStatementOutputs(checkout, pool, options, settings, logger, progress);
+    const report = await buildRepoTasks(checkout, pool, { ...options, ...(llm === undefined ? {} : { llm }), ...(failureOutputs === undefined ? {} : { failureOutputs }) }, settings, logger, progress);
+    // The warm interpreters' pass is part of building these tasks.
+    return { ...report, seconds: (performance.now() - started) / 1000 };
   } finally {
     pool.close();
     await worktree.remove();

@@ -10,3 +10,4 @@ export { createProvenRunner } from './proven-runner.js';
 export type { JudgeFiles, ProvenRunnerOptions } from './proven-runner.js';
 export { createHistoryStrategy, HISTORY_STRATEGY } from './history-strategy.js';
 export type { PastVersion } from './history-strategy.js';
+export { warmFailureOutputs } from './failure-outputs.js';

@@ -49,7 +49,7 @@ export interface BuildTasksOptions {
   limit?: number;
   /**
    * pytest's output (`--tb=short`) of the first {@link FAILING_TESTS_RUN} FAIL_TO_PASS tests
-   * of instances, by id, as the injection that proved them ran them warm (see
+   * of instances, by id, as a validator's warm interpreters ran them (see
    * `RunInjectionOptions.failureOutputs`); the other instances' tests run cold here.
    */
   failureOutputs?: ReadonlyMap<string, string>;
@@ -79,8 +79,11 @@ function failingTests(instance: Instance, worktree: string): FailingTest[] {
   });
 }
 
-/** The instances to build, read a page at a time before any task is written. */
-function selectInstances(options: BuildTasksOptions): Instance[] {
+/**
+ * The instances {@link buildTasks} builds with these options: of the repo and commit, without
+ * a task unless `rebuild`, among `ids`, the first `limit`. Read before any task is written.
+ */
+export function instancesToBuild(options: Pick<BuildTasksOptions, 'pool' | 'rebuild' | 'ids' | 'limit'> & { repo: Pick<TaskRepo, 'owner' | 'name' | 'commit'> }): Instance[] {
   const repo = `${options.repo.owner}/${options.repo.name}`;
   const wanted = options.ids === undefined ? null : new Set(options.ids);
   const selected: Instance[] = [];
@@ -136,7 +139,7 @@ export async function buildTasks(options: BuildTasksOptions): Promise<BuildTasks
   const started = performance.now();
   const logger = options.logger ?? silentLogger;
   const { repo } = options;
-  const instances = selectInstances(options);
+  const instances = instancesToBuild(options);
   const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   const report: BuildTasksReport = { repo: `${repo.owner}/${repo.name}`, statement: options.statement, built: 0, failed: [], usage, warmOutputs: 0, seconds: 0 };
   options.onProgress?.({ kind: 'start', total: instances.length });

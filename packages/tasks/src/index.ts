@@ -1,4 +1,4 @@
-export { FAILING_TESTS_RUN, buildTasks } from './build-tasks.js';
+export { FAILING_TESTS_RUN, buildTasks, instancesToBuild } from './build-tasks.js';
 export type { BuildTasksOptions, BuildTasksReport, TaskRepo } from './build-tasks.js';
 export { buildInstanceEnvironment, environmentMirrorPath, materializeInstance } from './environment.js';
 export type { BuildInstanceEnvironmentOptions, MaterializedInstance } from './environment.js';
