@@ -194,6 +194,18 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it('names the pytest a project asks for with its minversion when this one is older', async () => {
+    const tree = await writeFixtureRepo({ 'tox.ini': '[pytest]\nminversion = 99.0\n', 'tests/test_one.py': 'def test_one():\n    pass\n' });
+    try {
+      await expect(buildBaseline({ worktree: tree, commit: 'e'.repeat(40), profile: fixtureProfile(), sandboxProvider: provider, home })).rejects.toMatchObject({
+        code: 'test-run-failed',
+        message: expect.stringMatching(/the project asks for pytest 99\.0 or newer \(its minversion\) and \S+ has pytest \d+\.\d+\.\d+: give the profile a python/),
+      });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('fails with a clear error when the clean suite hangs', async () => {
     const hanging = await writeFixtureRepo({ 'tests/test_hang.py': 'import time\n\ndef test_hang():\n    time.sleep(600)\n' });
     try {

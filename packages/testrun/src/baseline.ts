@@ -140,12 +140,18 @@ async function readEntities(worktree: string, files: readonly string[], logger: 
   return entities;
 }
 
+/** What pytest says when the project's `minversion` is newer than it: the two versions. */
+const MINVERSION = /'minversion' requires pytest-(\S+), actual pytest-(\S+?)'/;
+
 function assertCompleted(run: PytestRun, label: string, profile: Profile): void {
   if (run.status === 'completed') return;
+  const minversion = MINVERSION.exec(run.output);
   const hint =
     run.status === 'timeout'
       ? `raise the profile's timeoutMs (${profile.timeoutMs} ms) or deselect the hanging test`
-      : 'check the profile (python, env, testArgs, aptPackages) against the output';
+      : minversion !== null
+        ? `the project asks for pytest ${minversion[1]} or newer (its minversion) and ${profile.python} has pytest ${minversion[2]}: give the profile a python whose pytest is new enough (the config's profiles.<owner/name>.python)`
+        : 'check the profile (python, env, testArgs, aptPackages) against the output';
   throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
 }
 
