@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
-import { isEnvgenError, silentLogger } from '@envgen/core';
-import { createProgress, runEnv } from '@envgen/cli';
+import { createLogger, isEnvgenError, silentLogger } from '@envgen/core';
+import { createProgress, formatEnvReport, runEnv } from '@envgen/cli';
 import { writeFixtureRepo } from '../support/fixture-repo.js';
 
 const quiet = createProgress({ quiet: true });
@@ -28,6 +28,23 @@ describe('envgen env on edge-case repos', () => {
     expect(report.tests).toMatchObject({ passed: 1, failed: 0, error: 0 });
     expect(report.coverage).toEqual({ coveredFunctions: 1, allFunctions: 2 });
     expect(report.repo).toBe('local/project');
+  });
+
+  it('names declared dependencies apt cannot install apart from those it can', async () => {
+    // dh-python's map names python3-pympler, which bookworm's archive does not have.
+    const repo = writeFixtureRepo({
+      'pyproject.toml': '[project]\nname = "calc"\nversion = "1.0"\n\n[project.optional-dependencies]\ntest = ["Pympler", "pytest"]\n',
+      'calc.py': LIB,
+      'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n',
+    });
+    const lines: string[] = [];
+    const report = await runEnv({ repo }, settingsFor(), createLogger({ level: 'warn', write: (line) => lines.push(line) }), quiet);
+    expect(report.profile.aptPackages).toContain('python3-pympler');
+    expect(report.missingAptPackages).toContain('python3-pympler');
+    expect(report.unavailableAptPackages).toEqual(['python3-pympler']);
+    expect(lines.filter((line) => line.includes('apt-get install')).join('\n')).not.toContain('python3-pympler');
+    expect(lines.join('\n')).toContain("this machine's Debian archive does not have (tests that import them will fail or skip): python3-pympler");
+    expect(formatEnvReport(report)).toMatch(/not in apt {2}python3-pympler \(not in this machine's Debian archive\)/);
   });
 
   it('says there are no Python tests, and what to do', async () => {

@@ -17,7 +17,8 @@ import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, countCoverage, summarizeResults } from '@envgen/testrun';
 import type { Baseline, CollectionError, ResultSummary } from '@envgen/testrun';
-import { findMissingPackages, hostDpkgQuery, sandboxDpkgQuery } from './host-packages.js';
+import { findMissingPackages, findUnavailablePackages, hostAptCache, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
+import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import type { Progress } from './progress.js';
 
 /** Options of `envgen env`. */
@@ -44,6 +45,8 @@ export interface EnvReport {
   suiteSeconds: number[];
   coverage: { coveredFunctions: number; allFunctions: number };
   missingAptPackages: string[];
+  /** Of {@link missingAptPackages}, those the Debian archive where the tests run has no candidate for. */
+  unavailableAptPackages: string[];
   notes: string[];
   fromCache: boolean;
   seconds: number;
@@ -72,25 +75,39 @@ async function countEntities(worktree: string, files: readonly string[]): Promis
   return counts;
 }
 
-/** The profile's Debian packages missing where its tests run: on the host, or in the docker image. */
-async function findMissingPackagesWhereTestsRun(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings): Promise<string[]> {
-  if (settings.sandbox !== 'docker') return findMissingPackages(profile.aptPackages, hostDpkgQuery);
+/** The profile's Debian packages missing where its tests run (on the host, or in the docker image), and those of them no `apt-get install` there can get. */
+async function findMissingPackagesWhereTestsRun(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings): Promise<MissingPackages> {
+  const find = async (dpkg: DpkgQuery, apt: AptCacheQuery): Promise<MissingPackages> => {
+    const missing = await findMissingPackages(profile.aptPackages, dpkg);
+    return { missing, unavailable: await findUnavailablePackages(missing, apt) };
+  };
+  if (settings.sandbox !== 'docker') return find(hostDpkgQuery, hostAptCache);
   const sandbox = await provider.open({ worktree });
   try {
-    return await findMissingPackages(profile.aptPackages, sandboxDpkgQuery(sandbox));
+    return await find(sandboxDpkgQuery(sandbox), sandboxAptCache(sandbox));
   } finally {
     await sandbox.dispose();
   }
 }
 
-/** The profile's Debian packages missing where its tests run, each with a warning that says how to install them. */
-async function warnMissingPackages(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings, logger: Logger): Promise<string[]> {
-  const missing = await findMissingPackagesWhereTestsRun(profile, provider, worktree, settings);
-  if (missing.length > 0) {
-    const fix = settings.sandbox === 'docker' ? `docker/build-base-image.sh ${missing.join(' ')}` : `apt-get install -y ${missing.join(' ')}`;
+/** Debian packages the profile names that are not installed where the tests run; `unavailable`: those the archive there lacks. */
+interface MissingPackages {
+  missing: string[];
+  unavailable: string[];
+}
+
+/** The profile's Debian packages missing where its tests run, with warnings that say how to install those the archive has. */
+async function warnMissingPackages(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings, logger: Logger): Promise<MissingPackages> {
+  const found = await findMissingPackagesWhereTestsRun(profile, provider, worktree, settings);
+  const installable = found.missing.filter((name) => !found.unavailable.includes(name));
+  if (installable.length > 0) {
+    const fix = settings.sandbox === 'docker' ? `docker/build-base-image.sh ${installable.join(' ')}` : `apt-get install -y ${installable.join(' ')}`;
     logger.warn(`the tests may need Debian packages that are not installed where they run (${settings.sandbox} sandbox): ${fix}`);
   }
-  return missing;
+  if (found.unavailable.length > 0) {
+    logger.warn(`the tests may need Debian packages that this machine's Debian archive does not have (tests that import them will fail or skip): ${found.unavailable.join(' ')}`);
+  }
+  return found;
 }
 
 /** Opens the configured sandbox backend, failing early with what to install or start. */
@@ -156,7 +173,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);
-    const missingAptPackages = await warnMissingPackages(profile, provider, worktree.path, settings, logger);
+    const packages = await warnMissingPackages(profile, provider, worktree.path, settings, logger);
     let fromCache = false;
     const baseline: Baseline = await buildBaseline({
       worktree: worktree.path,
@@ -188,7 +205,8 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       collectionErrors: baseline.collectionErrors,
       suiteSeconds: baseline.suiteSeconds,
       coverage: { coveredFunctions: coverage.covered, allFunctions: coverage.total },
-      missingAptPackages,
+      missingAptPackages: packages.missing,
+      unavailableAptPackages: packages.unavailable,
       notes: repo.notes,
       fromCache,
       seconds: (performance.now() - started) / 1000,

@@ -33,10 +33,12 @@ export function formatEnvReport(report: EnvReport): string {
   ];
   for (const error of report.collectionErrors) rows.push(['collection', `${error.nodeid}: ${error.message.split('\n')[0] ?? ''}`]);
   for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
-  if (report.missingAptPackages.length > 0) {
+  const installable = report.missingAptPackages.filter((name) => !report.unavailableAptPackages.includes(name));
+  if (installable.length > 0) {
     const fix = report.sandbox === 'docker' ? 'docker/build-base-image.sh' : 'apt-get install -y';
-    rows.push(['missing', `${fix} ${report.missingAptPackages.join(' ')}`]);
+    rows.push(['missing', `${fix} ${installable.join(' ')}`]);
   }
+  if (report.unavailableAptPackages.length > 0) rows.push(['not in apt', `${report.unavailableAptPackages.join(' ')} (not in this machine's Debian archive)`]);
   for (const note of report.notes) rows.push(['note', note]);
   const width = Math.max(...rows.map(([label]) => label.length));
   const body = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');

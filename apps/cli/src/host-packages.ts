@@ -7,20 +7,54 @@ const execFileAsync = promisify(execFile);
 /** Runs `dpkg-query` with these arguments and returns its stdout (also when it exits 1). */
 export type DpkgQuery = (args: string[]) => Promise<string>;
 
-/** `dpkg-query` on this host: what the `local` sandbox runs with (its root is the host's, read-only). */
-export const hostDpkgQuery: DpkgQuery = async (args) => {
+/** Runs `apt-cache` with these arguments and returns its stdout. */
+export type AptCacheQuery = (args: string[]) => Promise<string>;
+
+/** Runs `command` on this host and returns its stdout, also when it exits non-zero (or '' when it cannot run). */
+async function hostStdout(command: string, args: string[]): Promise<string> {
   try {
-    return (await execFileAsync('dpkg-query', args)).stdout;
+    return (await execFileAsync(command, args)).stdout;
   } catch (error) {
     // dpkg-query exits 1 when some names are unknown but still prints the known ones.
     const stdout = (error as { stdout?: unknown }).stdout;
     return typeof stdout === 'string' ? stdout : '';
   }
-};
+}
+
+/** `dpkg-query` on this host: what the `local` sandbox runs with (its root is the host's, read-only). */
+export const hostDpkgQuery: DpkgQuery = (args) => hostStdout('dpkg-query', args);
+
+/** `apt-cache` on this host: the archive `apt-get install` would install from. */
+export const hostAptCache: AptCacheQuery = (args) => hostStdout('apt-cache', args);
 
 /** `dpkg-query` inside a sandbox, e.g. the `docker` image the tests will run in. */
 export function sandboxDpkgQuery(sandbox: Sandbox): DpkgQuery {
   return async (args) => (await sandbox.exec(['dpkg-query', ...args])).stdout;
+}
+
+/** `apt-cache` inside a sandbox, e.g. the `docker` image the tests will run in. */
+export function sandboxAptCache(sandbox: Sandbox): AptCacheQuery {
+  return async (args) => (await sandbox.exec(['apt-cache', ...args])).stdout;
+}
+
+/**
+ * The packages of `names` that Debian's archive, as apt knows it there, has no candidate
+ * for (`apt-cache policy`): no `apt-get install` gets them (dh-python's map of distribution
+ * names also names packages of later Debian releases). Where apt has no package lists (no
+ * candidate even for python3), none is reported.
+ */
+export async function findUnavailablePackages(names: readonly string[], query: AptCacheQuery): Promise<string[]> {
+  if (names.length === 0) return [];
+  const candidates = new Set<string>();
+  let current: string | null = null;
+  for (const line of (await query(['policy', 'python3', ...names])).split('\n')) {
+    const header = /^(\S+):$/.exec(line);
+    if (header !== null) current = header[1] ?? null;
+    const candidate = /^\s+Candidate:\s+(\S+)/.exec(line);
+    if (candidate !== null && current !== null && candidate[1] !== '(none)') candidates.add(current);
+  }
+  if (!candidates.has('python3')) return [];
+  return names.filter((name) => !candidates.has(name));
 }
 
 /**
