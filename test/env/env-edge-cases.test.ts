@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,6 +46,22 @@ describe('envgen env on edge-case repos', () => {
     expect(lines.filter((line) => line.includes('apt-get install')).join('\n')).not.toContain('python3-pympler');
     expect(lines.join('\n')).toContain("this machine's Debian archive does not have (tests that import them will fail or skip): python3-pympler");
     expect(formatEnvReport(report)).toMatch(/not in apt {2}python3-pympler \(not in this machine's Debian archive\)/);
+  });
+
+  it('runs a suite whose warnings are errors although its config has a key this pytest does not know', async () => {
+    // A newer plugin's key (filelock's asyncio_default_fixture_loop_scope under Debian's older
+    // pytest-asyncio) warns at start-up, and filterwarnings = error makes that an INTERNALERROR.
+    const repo = writeFixtureRepo({
+      'pyproject.toml': '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\nenvgen_key_of_a_newer_plugin = "function"\n',
+      'calc.py': LIB,
+      'tests/test_calc.py': 'import warnings\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_warning_is_error():\n    warnings.warn("still an error", UserWarning)\n',
+    });
+    const plain = spawnSync('/usr/bin/python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], { cwd: repo, encoding: 'utf8' });
+    expect(plain.stdout).toContain('INTERNALERROR> pytest.PytestConfigWarning: Unknown config option: envgen_key_of_a_newer_plugin');
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.profile.testArgs).toEqual(['-W', 'ignore::pytest.PytestConfigWarning', 'tests']);
+    // The project's own filter still turns a test's warning into its failure.
+    expect(report.tests).toMatchObject({ passed: 1, failed: 1, error: 0 });
   });
 
   it('says there are no Python tests, and what to do', async () => {

@@ -5,7 +5,7 @@ import { matchesAnyGlob } from './glob.js';
 import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
 import { installedMetadataStep, packageRoots, readPackaging } from './packaging.js';
 import type { Packaging } from './packaging.js';
-import { filterAddopts, joinShellWords, readPytestSettings } from './pytest-config.js';
+import { filterAddopts, joinShellWords, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { readDebianMap, readDeclaredDependencies } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
 import type { ConfigFile } from './pytest-config.js';
@@ -155,6 +155,14 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
       testArgs.push('-o', `addopts=${joinShellWords(kept)}`);
       provenance['testArgs.addopts'] = `addopts from ${settings.source} without plugin options: ${dropped.join(' ')}`;
     }
+  }
+  if (settings && turnsWarningsIntoErrors(settings) && !override.testArgs) {
+    // A config key this machine's pytest or plugins do not know (a newer plugin's) only warns
+    // at start-up, but a filter that turns warnings into errors makes that warning stop every
+    // session before a test runs (INTERNALERROR). Start-up config warnings alone are ignored,
+    // as --strict-config is dropped; no warning a test raises is affected.
+    testArgs.push('-W', 'ignore::pytest.PytestConfigWarning');
+    provenance['testArgs.W'] = `${settings.source} turns warnings into errors: pytest's start-up config warnings (unknown keys of plugins the machine has older or lacks) are ignored`;
   }
   const existing = (entry: string): boolean => {
     const clean = entry.replace(/^\.\//, '').replace(/\/$/, '');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { globToRegExp, matchesAnyGlob } from './glob.js';
 import { parseIni, splitShellWords } from './ini.js';
-import { filterAddopts, joinShellWords, readPytestSettings } from './pytest-config.js';
+import { filterAddopts, joinShellWords, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 
 describe('parseIni', () => {
   it('reads sections, both separators, continuations and comments', () => {
@@ -25,7 +25,20 @@ describe('readPytestSettings', () => {
       { path: 'pytest.ini', text: '# empty\n' },
       { path: 'tox.ini', text: '[pytest]\ntestpaths = t\n' },
     ]);
-    expect(settings).toEqual({ source: 'pytest.ini [pytest]', testpaths: null, pythonFiles: null, addopts: [], pythonpath: null });
+    expect(settings).toEqual({ source: 'pytest.ini [pytest]', testpaths: null, pythonFiles: null, addopts: [], pythonpath: null, filterwarnings: [] });
+  });
+
+  it('reads filterwarnings line by line, and tells when they or -W turn warnings into errors', () => {
+    const ini = readPytestSettings([{ path: 'setup.cfg', text: '[tool:pytest]\nfilterwarnings =\n    error\n    ignore:a message with spaces:UserWarning\n' }]);
+    expect(ini?.filterwarnings).toEqual(['error', 'ignore:a message with spaces:UserWarning']);
+    const toml = readPytestSettings([{ path: 'pyproject.toml', text: '[tool.pytest]\nini_options.filterwarnings = ["ignore::DeprecationWarning"]\n' }]);
+    expect(toml?.filterwarnings).toEqual(['ignore::DeprecationWarning']);
+    expect(turnsWarningsIntoErrors(ini ?? { filterwarnings: [], addopts: [] })).toBe(true);
+    expect(turnsWarningsIntoErrors(toml ?? { filterwarnings: [], addopts: [] })).toBe(false);
+    expect(turnsWarningsIntoErrors({ filterwarnings: [], addopts: ['-W', 'error::UserWarning'] })).toBe(true);
+    expect(turnsWarningsIntoErrors({ filterwarnings: [], addopts: ['-Werror'] })).toBe(true);
+    expect(turnsWarningsIntoErrors({ filterwarnings: [], addopts: ['--pythonwarnings=error'] })).toBe(true);
+    expect(turnsWarningsIntoErrors({ filterwarnings: ['default'], addopts: ['-W', 'ignore'] })).toBe(false);
   });
 
   it('reads pyproject.toml ini_options arrays and strings', () => {

@@ -9,6 +9,8 @@ export interface PytestSettings {
   pythonFiles: string[] | null;
   addopts: string[];
   pythonpath: string[] | null;
+  /** The `filterwarnings` lines (pytest reads an ini value line by line). */
+  filterwarnings: string[];
 }
 
 /** A config file's repo-relative path and text. */
@@ -23,6 +25,11 @@ function wordsOf(value: unknown): string[] | null {
   return null;
 }
 
+function linesOf(value: unknown): string[] {
+  const lines = typeof value === 'string' ? value.split('\n') : Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  return lines.map((line) => line.trim()).filter((line) => line !== '');
+}
+
 function settingsFromValues(source: string, get: (key: string) => unknown): PytestSettings {
   return {
     source,
@@ -30,6 +37,7 @@ function settingsFromValues(source: string, get: (key: string) => unknown): Pyte
     pythonFiles: wordsOf(get('python_files')),
     addopts: wordsOf(get('addopts')) ?? [],
     pythonpath: wordsOf(get('pythonpath')),
+    filterwarnings: linesOf(get('filterwarnings')),
   };
 }
 
@@ -129,6 +137,20 @@ export function filterAddopts(addopts: string[], isProjectModule: (name: string)
     if (match[1] && i + 1 < addopts.length) dropped.push(addopts[(i += 1)] ?? '');
   }
   return { kept, dropped };
+}
+
+/**
+ * The settings turn warnings into errors: a `filterwarnings` line or a `-W` of addopts whose
+ * action is `error` (`error`, `error::DeprecationWarning`, `-Werror`).
+ */
+export function turnsWarningsIntoErrors(settings: Pick<PytestSettings, 'filterwarnings' | 'addopts'>): boolean {
+  const isError = (filter: string): boolean => filter.split(':')[0]?.trim() === 'error';
+  const fromAddopts = settings.addopts.flatMap((word, index) => {
+    if (word === '-W' || word === '--pythonwarnings') return [settings.addopts[index + 1] ?? ''];
+    const joined = /^(?:-W|--pythonwarnings=)(.+)$/.exec(word);
+    return joined === null ? [] : [joined[1] ?? ''];
+  });
+  return [...settings.filterwarnings, ...fromAddopts].some(isError);
 }
 
 /** One word as a POSIX shell (and `shlex`) reads it back: bare when it is plainly safe, else single-quoted. */
