@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
 import { createLogger, isEnvgenError, silentLogger } from '@envgen/core';
-import { createProgress, formatEnvReport, runEnv } from '@envgen/cli';
+import { createProgress, formatEnvReport, runEnv, runInject } from '@envgen/cli';
+import { openPool } from '@envgen/pool';
+import { LIB as CALC, TESTS as CALC_TESTS } from '../support/calc-fixture.js';
 import { writeFixtureRepo } from '../support/fixture-repo.js';
 
 const quiet = createProgress({ quiet: true });
@@ -53,15 +55,30 @@ describe('envgen env on edge-case repos', () => {
     // pytest-asyncio) warns at start-up, and filterwarnings = error makes that an INTERNALERROR.
     const repo = writeFixtureRepo({
       'pyproject.toml': '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\nenvgen_key_of_a_newer_plugin = "function"\n',
-      'calc.py': LIB,
-      'tests/test_calc.py': 'import warnings\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_warning_is_error():\n    warnings.warn("still an error", UserWarning)\n',
+      'calc.py': CALC,
+      'tests/test_calc.py': CALC_TESTS,
+      'tests/test_warn.py': 'import warnings\n\n\ndef test_warning_is_error():\n    warnings.warn("still an error", UserWarning)\n',
     });
     const plain = spawnSync('/usr/bin/python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], { cwd: repo, encoding: 'utf8' });
     expect(plain.stdout).toContain('INTERNALERROR> pytest.PytestConfigWarning: Unknown config option: envgen_key_of_a_newer_plugin');
-    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    const settings = settingsFor();
+    const report = await runEnv({ repo }, settings, silentLogger, quiet);
     expect(report.profile.testArgs).toEqual(['-W', 'ignore::pytest.PytestConfigWarning', 'tests']);
     // The project's own filter still turns a test's warning into its failure.
-    expect(report.tests).toMatchObject({ passed: 1, failed: 1, error: 0 });
+    expect(report.tests).toMatchObject({ failed: 1, error: 0 });
+    expect(report.tests.passed).toBeGreaterThan(3);
+    // Runs of chosen tests (check 6, the statements' failure output) keep the filter as an option.
+    const injected = await runInject({ repo, count: 4, seed: 1, combine: 0, tasks: { statement: 'tests' } }, settings, silentLogger, quiet);
+    expect(injected.kept).toBeGreaterThan(0);
+    expect(injected.afterVerdict).toEqual([]);
+    expect(injected.tasks).toMatchObject({ built: injected.kept, failed: [] });
+    const pool = openPool(settings.home);
+    try {
+      // Each statement shows pytest's report of the failing tests (its `E` lines), not a usage error.
+      for (const { task } of pool.listInstances()) expect(task?.problem_statement.text).toMatch(/^E {3}/m);
+    } finally {
+      pool.close();
+    }
   });
 
   it('says there are no Python tests, and what to do', async () => {

@@ -34,6 +34,9 @@ describe('pytest command line', () => {
     const withOptions = { ...profile, testArgs: ['-o', 'addopts=-ra', '-x', 'tests', 'more'] };
     expect(splitTestArgs(withOptions.testArgs)).toEqual({ options: ['-o', 'addopts=-ra', '-x'], selection: ['tests', 'more'] });
     expect(buildPytestArgv(withOptions, '/tmp/repo', ['tests/t.py::a']).slice(-4)).toEqual(['-o', 'addopts=-ra', '-x', 'tests/t.py::a']);
+    // A warnings filter is the value of -W, not a path to select.
+    const filtered = { ...profile, testArgs: ['-W', 'ignore::pytest.PytestConfigWarning', '--deselect', 'tests/t.py::b', 'tests'] };
+    expect(splitTestArgs(filtered.testArgs)).toEqual({ options: ['-W', 'ignore::pytest.PytestConfigWarning', '--deselect', 'tests/t.py::b'], selection: ['tests'] });
   });
 
   it('appends the plugin to PYTHONPATH and turns coverage on only when asked', () => {

@@ -82,7 +82,28 @@ export function buildPytestArgv(profile: Profile, workdir: string, nodeIds?: rea
 }
 
 /** Options of pytest that take their value as the next word. */
-const OPTIONS_WITH_VALUE = new Set(['-o', '--override-ini', '-p', '-k', '-m', '-c', '--confcutdir', '--rootdir', '--import-mode']);
+const OPTIONS_WITH_VALUE = new Set([
+  '-o',
+  '--override-ini',
+  '-p',
+  '-k',
+  '-m',
+  '-c',
+  '-W',
+  '--pythonwarnings',
+  '--confcutdir',
+  '--rootdir',
+  '--import-mode',
+  '--deselect',
+  '--ignore',
+  '--ignore-glob',
+  '--doctest-glob',
+  '--basetemp',
+  '--tb',
+  '-r',
+  '--maxfail',
+  '--durations',
+]);
 
 /**
  * Splits a profile's test arguments into options (`-o addopts=...`, flags) and test selections
