@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
 import type { Settings } from '@envgen/config';
 import { silentLogger } from '@envgen/core';
-import { createProgress, readRuns, runInject, runMaterialize, runShow, runTasks } from '@envgen/cli';
+import { WARM_TASKS_MIN, createProgress, readRuns, runInject, runMaterialize, runShow, runTasks } from '@envgen/cli';
 import type { InjectCommandReport } from '@envgen/cli';
 import { applyPatch } from '@envgen/patch';
 import { openPool } from '@envgen/pool';
@@ -80,6 +80,21 @@ describe('tasks of real toolz bugs', () => {
     const warm = await runTasks({ repo: 'debian:toolz', statement: 'tests', rebuild: true, warmFrom: 1 }, settings, silentLogger, quiet);
     expect(warm).toMatchObject({ built: report.kept, failed: [], warmOutputs: report.kept });
     expect(statements()).toEqual(cold);
+  });
+
+  it('runs them warm by default for as many instances as a quick suite has, cold where the suite is slow', async () => {
+    expect(report.kept).toBeGreaterThanOrEqual(WARM_TASKS_MIN);
+    expect(await runTasks({ repo: 'debian:toolz', statement: 'tests', rebuild: true }, settings, silentLogger, quiet)).toMatchObject({ warmOutputs: report.kept });
+    // A suite whose clean run takes longer than as many seconds as there are instances: a warm start would cost more.
+    const [file] = readdirSync(join(home, 'baselines')).filter((name) => name.endsWith('.json'));
+    const path = join(home, 'baselines', file ?? '');
+    const cached = readFileSync(path, 'utf8');
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(cached), suiteSeconds: [report.kept + 1, report.kept + 1] }));
+    try {
+      expect(await runTasks({ repo: 'debian:toolz', statement: 'tests', rebuild: true }, settings, silentLogger, quiet)).toMatchObject({ built: report.kept, warmOutputs: 0 });
+    } finally {
+      writeFileSync(path, cached);
+    }
   });
 
   it('shows an instance with its bug, labels and statement', async () => {

@@ -21,7 +21,7 @@ export type { CommandContext, GlobalOptions } from './context.js';
 export { runInject, formatInjectReport } from './inject-command.js';
 export type { InjectOptions } from './inject-command.js';
 export type { InjectCommandReport } from './inject-command.js';
-export { formatShowReport, formatTasksReport, runMaterialize, runShow, runTasks } from './tasks-command.js';
+export { WARM_TASKS_MIN, formatShowReport, formatTasksReport, runMaterialize, runShow, runTasks } from './tasks-command.js';
 export type { MaterializeReport, ShowReport, StatementOptions, TasksOptions } from './tasks-command.js';
 export { formatRunReport, runRun, summarizeRun } from './run-command.js';
 export type { LevelMeans, RunOptions, RunReport, RunTotals } from './run-command.js';
