@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resolveConfig } from '@envgen/config';
 import { createLogger, describeError, parseNodeId, volatileIds } from '@envgen/core';
-import { checkoutRepo, createProgress, findMissingPackages, findUnavailablePackages, hostAptCache, hostDpkgQuery, resolveProfile, runEnv, runInject } from '@envgen/cli';
+import { checkoutRepo, createProgress, findMissingPackages, findUnavailablePackages, hostAptCache, hostDpkgQuery, installablePackages, resolveProfile, runEnv, runInject } from '@envgen/cli';
 import type { InjectCommandReport } from '@envgen/cli';
 import { buildBaseline, splitTestArgs } from '@envgen/testrun';
 import { plainPytest } from '../test/support/plain-pytest.js';
@@ -85,8 +85,7 @@ async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
       // What the corpus entry lists and what `envgen env`'s `missing` row would name (the
       // profile's Debian packages the archive has), installed first, as a user following that row does.
       const missing = await findMissingPackages([...new Set([...(entry.apt ?? []), ...profile.aptPackages])], hostDpkgQuery);
-      const unavailable = new Set(await findUnavailablePackages(missing, hostAptCache));
-      const installable = missing.filter((name) => !unavailable.has(name));
+      const installable = installablePackages(missing, await findUnavailablePackages(missing, hostAptCache));
       if (installable.length > 0) execFileSync('apt-get', ['install', '-y', '-qq', ...installable], { stdio: 'ignore' });
       const env = await runEnv({ repo: entry.repo }, settings, logger, quiet);
       row.tests = env.tests.total;

@@ -17,7 +17,7 @@ import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, countCoverage, summarizeResults } from '@envgen/testrun';
 import type { Baseline, CollectionError, ResultSummary } from '@envgen/testrun';
-import { findMissingPackages, findUnavailablePackages, hostAptCache, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
+import { findMissingPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import type { Progress } from './progress.js';
 
@@ -99,7 +99,7 @@ interface MissingPackages {
 /** The profile's Debian packages missing where its tests run, with warnings that say how to install those the archive has. */
 async function warnMissingPackages(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings, logger: Logger): Promise<MissingPackages> {
   const found = await findMissingPackagesWhereTestsRun(profile, provider, worktree, settings);
-  const installable = found.missing.filter((name) => !found.unavailable.includes(name));
+  const installable = installablePackages(found.missing, found.unavailable);
   if (installable.length > 0) {
     const fix = settings.sandbox === 'docker' ? `docker/build-base-image.sh ${installable.join(' ')}` : `apt-get install -y ${installable.join(' ')}`;
     logger.warn(`the tests may need Debian packages that are not installed where they run (${settings.sandbox} sandbox): ${fix}`);

@@ -1,3 +1,4 @@
+import { installablePackages } from './host-packages.js';
 import type { EnvReport } from './env-command.js';
 
 function percent(part: number, whole: number): string {
@@ -33,7 +34,7 @@ export function formatEnvReport(report: EnvReport): string {
   ];
   for (const error of report.collectionErrors) rows.push(['collection', `${error.nodeid}: ${error.message.split('\n')[0] ?? ''}`]);
   for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
-  const installable = report.missingAptPackages.filter((name) => !report.unavailableAptPackages.includes(name));
+  const installable = installablePackages(report.missingAptPackages, report.unavailableAptPackages);
   if (installable.length > 0) {
     const fix = report.sandbox === 'docker' ? 'docker/build-base-image.sh' : 'apt-get install -y';
     rows.push(['missing', `${fix} ${installable.join(' ')}`]);

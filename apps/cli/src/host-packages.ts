@@ -72,3 +72,8 @@ export async function findMissingPackages(names: readonly string[], query: DpkgQ
   }
   return names.filter((name) => !installed.has(name));
 }
+
+/** Of `missing`, those `apt-get install` can get (not among `unavailable`). */
+export function installablePackages(missing: readonly string[], unavailable: readonly string[]): string[] {
+  return missing.filter((name) => !unavailable.includes(name));
+}

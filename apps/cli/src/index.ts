@@ -31,4 +31,4 @@ export { formatSelfPlayReport, readSelfPlayFlags, runSelfPlayCommand } from './s
 export type { SelfPlayCommandOptions, SelfPlayCommandReport, SelfPlayFlags } from './selfplay-command.js';
 export { formatExportReport, runExport } from './export-command.js';
 export type { ExportOptions } from './export-command.js';
-export { findMissingPackages, findUnavailablePackages, hostAptCache, hostDpkgQuery } from './host-packages.js';
+export { findMissingPackages, findUnavailablePackages, hostAptCache, hostDpkgQuery, installablePackages } from './host-packages.js';

@@ -3,8 +3,14 @@ import { join } from 'node:path';
 import { describeError, silentLogger } from '@envgen/core';
 import type { Instance } from '@envgen/core';
 import { applyPatch } from '@envgen/patch';
+import type { PatchedFile } from '@envgen/patch';
 import { createValidator } from '@envgen/validate';
-import type { ValidatorOptions } from '@envgen/validate';
+import type { MutatedFile, ValidatorOptions } from '@envgen/validate';
+
+/** A bug's files as the validator takes them: a deleted file is written empty. */
+export function mutatedFiles(changed: readonly PatchedFile[]): MutatedFile[] {
+  return changed.map((file) => ({ path: file.path, after: file.after ?? '' }));
+}
 
 /**
  * pytest's failure output (`--tb=short`) of each instance's first `tests` FAIL_TO_PASS tests,
@@ -37,8 +43,7 @@ export async function warmFailureOutputs(options: ValidatorOptions, instances: r
       instances.map(async (instance) => {
         const applied = applyPatch(readClean, instance.patch);
         if (!applied.ok) return;
-        const files = applied.files.map((file) => ({ path: file.path, after: file.after ?? '' }));
-        const output = await validator.failureOutput(files, instance.FAIL_TO_PASS.slice(0, tests));
+        const output = await validator.failureOutput(mutatedFiles(applied.files), instance.FAIL_TO_PASS.slice(0, tests));
         if (output !== null) outputs.set(instance.instance_id, output);
       }),
     );

@@ -18,6 +18,7 @@ import type { Baseline } from '@envgen/testrun';
 import { createValidator, stablePassing, withFlaky } from '@envgen/validate';
 import type { ValidationOutcome, Validator } from '@envgen/validate';
 import { combineCandidates } from './combine-candidates.js';
+import { mutatedFiles } from './failure-outputs.js';
 import type { CombinableBug } from './combine-candidates.js';
 import { planCandidates } from './plan-candidates.js';
 import type { DroppedAttempt, PlannedCandidate } from './plan-candidates.js';
@@ -469,9 +470,8 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     return { status: 'rejected', reason, detail, remembered: false, ...(afterVerdict ? { afterVerdict } : {}) };
   };
 
-  const mutated = (changed: readonly PatchedFile[]) => changed.map((file) => ({ path: file.path, after: file.after ?? '' }));
   const validator = await context.validator();
-  const outcome = await validator.validateWithDetails({ candidate, files: mutated(files) });
+  const outcome = await validator.validateWithDetails({ candidate, files: mutatedFiles(files) });
   context.noteValidation(outcome);
   const verdict = outcome.verdict;
   if (verdict.kind === 'rejected') return reject(verdict.reason, verdict.detail);
@@ -494,8 +494,8 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     bugFiles: files,
     bugVerdict: verdict,
     weakenedFiles: new Set(weaken.testFiles),
-    judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutated(changed) }),
-    runSelected: (changed, select, only) => validator.runSelected(mutated(changed), select, only),
+    judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutatedFiles(changed) }),
+    runSelected: (changed, select, only) => validator.runSelected(mutatedFiles(changed), select, only),
   });
   // A verdict the warm interpreters could not reach (the reference way) gets its checks cold too.
   const cold = context.replay.cold || outcome.mode === 'reference';
@@ -539,7 +539,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   }
   const wanted = context.failureOutputs;
   if (added.status === 'added' && wanted !== undefined && !cold) {
-    const output = await validator.failureOutput(mutated(files), instance.FAIL_TO_PASS.slice(0, wanted.tests));
+    const output = await validator.failureOutput(mutatedFiles(files), instance.FAIL_TO_PASS.slice(0, wanted.tests));
     if (output !== null) wanted.into.set(instanceId, output);
   }
   return { status: added.status === 'added' ? 'kept' : 'known', instanceId };
