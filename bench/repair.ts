@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveConfig } from '@envgen/config';
 import { runInjection } from '@envgen/inject';
 import { selectStrategies } from '@envgen/mutate';
 import { formatPatch, isPatchProblem, parsePatch, reversePatch } from '@envgen/patch';
@@ -28,7 +29,7 @@ const repos = process.argv.slice(3).length > 0 ? process.argv.slice(3) : ['debia
 const rows: string[][] = [];
 
 for (const spec of repos) {
-  const project = await prepareCorpusProject(spec);
+  const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
   const home = mkdtempSync(join(tmpdir(), 'envgen-bench-repair-'));
   const pool = openPool(home);
   try {

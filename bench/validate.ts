@@ -7,8 +7,11 @@
  *
  *   node --conditions=@envgen/source --import tsx bench/validate.ts [count] [runs] [repo...]
  *
+ * A GitHub `owner/name@sha` repo comes from ENVGEN_GITHUB_URL (e.g. file:///srv/git).
+ *
  * Bars (issue 3): ≥ 5× faster per kept instance than the reference, 100% agreement.
  */
+import { resolveConfig } from '@envgen/config';
 import { availableParallelism, loadavg } from 'node:os';
 import type { Verdict } from '@envgen/core';
 import { createValidator, sameVerdict, validateReference } from '@envgen/validate';
@@ -51,7 +54,7 @@ async function runReference(project: CorpusProject, inputs: readonly ValidationI
 
 const summary: string[][] = [];
 for (const spec of repos) {
-  const project = await prepareCorpusProject(spec);
+  const project = await prepareCorpusProject(spec, undefined, resolveConfig({ env: process.env, cwd: process.cwd() }).githubUrl);
   try {
     const inputs = await sampleCandidates(project, count, seed);
     const fastSeconds: number[] = [];
