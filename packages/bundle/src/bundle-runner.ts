@@ -4,13 +4,14 @@ import { basename, join } from 'node:path';
 import type { BundleFiles } from '@envgen/core';
 import { writePatchedFiles } from '@envgen/patch';
 import type { PatchedFile } from '@envgen/patch';
+import { uniqueTarget } from '@envgen/sandbox';
 import type { ExecResult, SandboxProvider } from '@envgen/sandbox';
 
 /** A test outcome as a bundle's parser reports it. */
 export type BundleTestStatus = 'passed' | 'failed' | 'skipped';
 
-/** Where the bundle's script and parser appear inside the sandbox (read-only). */
-export const SANDBOX_BUNDLE_DIR = '/tmp/envgen-bundle';
+/** Where the bundle's script and parser appear inside the sandbox (read-only): this prefix and a suffix of the runner's own. */
+const SANDBOX_BUNDLE_DIR = '/tmp/envgen-bundle';
 
 /** Limits of one evaluation of a bundle's script and parser. */
 export interface BundleRunLimits {
@@ -118,6 +119,7 @@ export async function createBundleRunner(options: CreateBundleRunnerOptions): Pr
   await writeFile(join(bundleDir, 'test_script.sh'), options.bundle['test_script.sh']);
   await writeFile(join(bundleDir, 'test_parser.py'), options.bundle['test_parser.py']);
   await chmod(bundleDir, 0o755);
+  const bundleTarget = uniqueTarget(SANDBOX_BUNDLE_DIR);
   let count = 0;
   let closed = false;
   return {
@@ -133,20 +135,20 @@ export async function createBundleRunner(options: CreateBundleRunnerOptions): Pr
         await writePatchedFiles(tree, files);
         const sandbox = await options.sandboxProvider.open({
           worktree: tree,
-          mounts: [{ source: bundleDir, target: SANDBOX_BUNDLE_DIR, readonly: true }],
+          mounts: [{ source: bundleDir, target: bundleTarget, readonly: true }],
           ...(options.image === undefined ? {} : { image: options.image }),
         });
         try {
           // stdout goes through an unbuffered `head`, so a script flooding it dies of SIGPIPE at the cap
           // instead of running until the wall-clock limit.
           const cap = options.limits.maxOutputBytes;
-          const script = await sandbox.exec(['bash', '-c', `bash ${SANDBOX_BUNDLE_DIR}/test_script.sh | stdbuf -o0 head -c ${cap + 1}`], {
+          const script = await sandbox.exec(['bash', '-c', `bash ${bundleTarget}/test_script.sh | stdbuf -o0 head -c ${cap + 1}`], {
             limits: { timeoutMs: options.limits.scriptTimeoutMs, maxOutputBytes: cap + 1 },
           });
           const flooded = Buffer.byteLength(script.stdout) > cap;
           const scriptStop = flooded ? `test_script.sh flooded its output: more than ${cap} bytes (output cut)` : describeStop(script, 'test_script.sh', options.limits, options.limits.scriptTimeoutMs);
           if (scriptStop) return { ok: false, label, stage: 'script', reason: `${scriptStop}; last output: ${JSON.stringify(tail(script.stdout || script.stderr))}` };
-          const parser = await sandbox.exec([options.python, `${SANDBOX_BUNDLE_DIR}/test_parser.py`], {
+          const parser = await sandbox.exec([options.python, `${bundleTarget}/test_parser.py`], {
             stdin: script.stdout,
             limits: { timeoutMs: options.limits.parserTimeoutMs, maxOutputBytes: options.limits.maxOutputBytes },
           });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ERROR_CODES, EnvgenError, describeError } from '@envgen/core';
@@ -6,6 +7,16 @@ import type { ExecOptions, SandboxLimits, SandboxMount, SandboxOptions } from '.
 
 /** Where the worktree appears inside the jailed backends (`local`, `docker`). */
 export const SANDBOX_WORKDIR = '/tmp/repo';
+
+/**
+ * A mount target of its own under `prefix` (e.g. `/tmp/envgen-out-1f2e3d4c5b6a`), for a
+ * directory that differs per sandbox: the `none` backend links every target on the host,
+ * where two sandboxes open at once (the baseline's two runs, the validator's workers) would
+ * otherwise want one path for two directories.
+ */
+export function uniqueTarget(prefix: string): string {
+  return `${prefix}-${randomBytes(6).toString('hex')}`;
+}
 
 /** The environment every command starts from; sandbox and exec `env` are layered on top. */
 export const BASE_ENV: Readonly<Record<string, string>> = {

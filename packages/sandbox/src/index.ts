@@ -2,7 +2,7 @@ export { createSandboxProvider } from './provider.js';
 export type { SandboxProviderOptions } from './provider.js';
 export type { DockerProviderOptions } from './docker.js';
 export { DEFAULT_DOCKER_IMAGE } from './docker.js';
-export { SANDBOX_WORKDIR } from './exec-settings.js';
+export { SANDBOX_WORKDIR, uniqueTarget } from './exec-settings.js';
 export { DEFAULT_LIMITS } from './types.js';
 export type {
   ExecOptions,

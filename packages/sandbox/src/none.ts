@@ -7,29 +7,59 @@ import { startHostCommand } from './host-exec.js';
 import { createSandboxHandle } from './sandbox-handle.js';
 import type { SandboxMount, SandboxProvider } from './types.js';
 
+/** This process's links of mount targets: the source each points at and the open sandboxes using it. */
+const LINKS = new Map<string, { source: string; users: number }>();
+
 /**
  * Makes each mount target a symlink to its source on the host (there is no private /tmp).
- * Returns the links it made, to be removed at dispose. A target that is already a link to
- * the same source is shared; anything else at the target is an error.
+ * A target another open sandbox of this process links to the same source is shared (the last
+ * to close removes it), as is a link to the same source left on the host; a target linked to
+ * another source, or anything else there, is an error. Returns the targets taken, to be let
+ * go of at dispose ({@link releaseLinks}).
  */
 async function linkMounts(mounts: readonly SandboxMount[]): Promise<string[]> {
-  const made: string[] = [];
+  const taken: string[] = [];
+  const fail = async (mount: SandboxMount, error: unknown): Promise<never> => {
+    await releaseLinks(taken);
+    throw new EnvgenError(
+      ERROR_CODES.sandboxFailed,
+      `Cannot link ${mount.target} to ${mount.source} for the unsandboxed backend (${describeError(error)}): remove it or pick another mount target.`,
+      { cause: error },
+    );
+  };
   for (const mount of mounts) {
-    const existing = await readlink(mount.target).catch(() => undefined);
-    if (existing === mount.source) continue;
-    try {
-      await symlink(mount.source, mount.target);
-      made.push(mount.target);
-    } catch (error) {
-      await Promise.allSettled(made.map((link) => unlink(link)));
-      throw new EnvgenError(
-        ERROR_CODES.sandboxFailed,
-        `Cannot link ${mount.target} to ${mount.source} for the unsandboxed backend (${describeError(error)}): remove it or pick another mount target.`,
-        { cause: error },
-      );
+    const held = LINKS.get(mount.target);
+    if (held !== undefined) {
+      if (held.source !== mount.source) await fail(mount, new Error(`another open sandbox links it to ${held.source}`));
+      held.users += 1;
+      taken.push(mount.target);
+      continue;
     }
+    // Claimed before the awaits below, so a sandbox opened meanwhile shares it.
+    LINKS.set(mount.target, { source: mount.source, users: 1 });
+    try {
+      const existing = await readlink(mount.target).catch(() => undefined);
+      if (existing !== mount.source) await symlink(mount.source, mount.target);
+    } catch (error) {
+      // Whatever is there is not this process's to remove.
+      LINKS.delete(mount.target);
+      await fail(mount, error);
+    }
+    taken.push(mount.target);
   }
-  return made;
+  return taken;
+}
+
+/** Lets go of targets {@link linkMounts} took: a link no open sandbox uses any more is removed. */
+async function releaseLinks(targets: readonly string[]): Promise<void> {
+  for (const target of targets) {
+    const held = LINKS.get(target);
+    if (held === undefined) continue;
+    held.users -= 1;
+    if (held.users > 0) continue;
+    LINKS.delete(target);
+    await unlink(target).catch(() => undefined);
+  }
 }
 
 /**
@@ -72,7 +102,7 @@ export function createNoneProvider(options: { logger?: Logger } = {}): SandboxPr
           });
         },
         async release() {
-          await Promise.allSettled(links.map((link) => unlink(link)));
+          await releaseLinks(links);
         },
       });
     },

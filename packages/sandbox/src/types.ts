@@ -21,6 +21,11 @@ export const DEFAULT_LIMITS: SandboxLimits = {
 };
 
 /** An extra host directory made visible inside the sandbox (target must be under /tmp). */
+/**
+ * A host directory seen at `target` inside the sandbox. The `none` backend makes the target
+ * a symlink on the host itself, so a directory that differs per sandbox needs a target of its
+ * own ({@link uniqueTarget}); a target several sandboxes mount from one source is shared.
+ */
 export interface SandboxMount {
   source: string;
   target: string;

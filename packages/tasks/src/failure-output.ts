@@ -3,7 +3,7 @@ import { EnvgenError } from '@envgen/core';
 import { applyPatch, isPatchProblem, parsePatch, writePatchedFiles } from '@envgen/patch';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
+import { buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
 import { readFileOrNull } from './read-file.js';
 
 /** Options of {@link captureFailureOutput}. */
@@ -39,7 +39,7 @@ export async function captureFailureOutput(options: CaptureFailureOutputOptions)
     try {
       const argv = [...buildPytestArgv(options.profile, target.sandbox.workdir, options.nodeIds), '--tb=short'];
       const exec = await target.sandbox.exec(argv, {
-        env: buildPytestEnv(options.profile, `${SANDBOX_OUT_DIR}/results.json`, false),
+        env: buildPytestEnv(options.profile, `${target.outTarget}/results.json`, false),
         limits: { timeoutMs: options.profile.timeoutMs },
       });
       return exec.stdout;

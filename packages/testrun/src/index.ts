@@ -1,6 +1,6 @@
 export type { TestOutcome, TestResult, CollectionError, TestRun, CoveredEntity, Baseline } from './types.js';
-export { openPytestSandbox, pytestMounts, PYTEST_SUPPORT_DIR, SANDBOX_SUPPORT_DIR, SANDBOX_OUT_DIR } from './pytest-sandbox.js';
-export type { PytestSandbox, OpenPytestSandboxOptions } from './pytest-sandbox.js';
+export { openPytestSandbox, makeOutDir, pytestMounts, PYTEST_SUPPORT_DIR, SANDBOX_SUPPORT_DIR } from './pytest-sandbox.js';
+export type { OutDir, PytestSandbox, OpenPytestSandboxOptions } from './pytest-sandbox.js';
 export { runPytest, splitTestArgs, buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs, writeRunFile } from './run-pytest.js';
 export type { PytestRun, PytestCoverage, PytestLines, RunPytestOptions } from './run-pytest.js';
 export { buildBaseline, loadCachedBaseline, baselinePath, findFlaky } from './baseline.js';

@@ -2,20 +2,29 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { uniqueTarget } from '@envgen/sandbox';
 import type { Sandbox, SandboxLimits, SandboxMount, SandboxProvider } from '@envgen/sandbox';
 
 /** Host directory of envgen's pytest plugin (`envgen_pytest.py`), shipped beside `src/`. */
 export const PYTEST_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
 /** Where the plugin's directory appears inside a sandbox (read-only). */
 export const SANDBOX_SUPPORT_DIR = '/tmp/envgen-support';
-/** Where result files are written inside a sandbox (read-write, shared with the host). */
+/**
+ * Where result files are written inside a sandbox (read-write, shared with the host): this
+ * prefix and a suffix of each sandbox's own ({@link uniqueTarget}).
+ */
 export const SANDBOX_OUT_DIR = '/tmp/envgen-out';
 
-/** A sandbox with envgen's pytest plugin mounted and a host directory receiving result files. */
-export interface PytestSandbox {
-  sandbox: Sandbox;
-  /** Host directory mounted read-write at {@link SANDBOX_OUT_DIR}. */
+/** A host directory receiving result files, and where a sandbox's commands see it. */
+export interface OutDir {
   outDir: string;
+  /** Where `outDir` is mounted inside the sandbox: {@link SANDBOX_OUT_DIR} and a suffix of its own. */
+  outTarget: string;
+}
+
+/** A sandbox with envgen's pytest plugin mounted and a host directory receiving result files. */
+export interface PytestSandbox extends OutDir {
+  sandbox: Sandbox;
   /** Disposes the sandbox and removes `outDir`. Idempotent. */
   close(): Promise<void>;
 }
@@ -32,11 +41,19 @@ export interface OpenPytestSandboxOptions {
   image?: string;
 }
 
-/** The mounts {@link runPytest} needs: the plugin (ro) and `outDir` (rw). */
-export function pytestMounts(outDir: string): SandboxMount[] {
+/** A fresh host directory for result files, writable by any user, with a target of its own. */
+export async function makeOutDir(prefix: string): Promise<OutDir> {
+  const outDir = await mkdtemp(join(tmpdir(), prefix));
+  // Containers may run tests as another user; the directory only ever holds result files.
+  await chmod(outDir, 0o777);
+  return { outDir, outTarget: uniqueTarget(SANDBOX_OUT_DIR) };
+}
+
+/** The mounts {@link runPytest} needs: the plugin (ro) and the out directory (rw). */
+export function pytestMounts(out: OutDir): SandboxMount[] {
   return [
     { source: PYTEST_SUPPORT_DIR, target: SANDBOX_SUPPORT_DIR, readonly: true },
-    { source: outDir, target: SANDBOX_OUT_DIR, readonly: false },
+    { source: out.outDir, target: out.outTarget, readonly: false },
   ];
 }
 
@@ -48,14 +65,13 @@ export async function openPytestSandbox(
   provider: SandboxProvider,
   options: OpenPytestSandboxOptions,
 ): Promise<PytestSandbox> {
-  const outDir = await mkdtemp(join(tmpdir(), 'envgen-testrun-'));
-  // Containers may run tests as another user; the directory only ever holds result files.
-  await chmod(outDir, 0o777);
+  const out = await makeOutDir('envgen-testrun-');
+  const { outDir } = out;
   let sandbox: Sandbox;
   try {
     sandbox = await provider.open({
       worktree: options.worktree,
-      mounts: pytestMounts(outDir),
+      mounts: pytestMounts(out),
       ...(options.limits === undefined ? {} : { limits: options.limits }),
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.image === undefined ? {} : { image: options.image }),
@@ -67,7 +83,7 @@ export async function openPytestSandbox(
   let closed = false;
   return {
     sandbox,
-    outDir,
+    ...out,
     close: async () => {
       if (closed) return;
       closed = true;

@@ -5,7 +5,8 @@ import { silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { ExecResult } from '@envgen/sandbox';
-import { SANDBOX_OUT_DIR, SANDBOX_SUPPORT_DIR } from './pytest-sandbox.js';
+import { SANDBOX_SUPPORT_DIR } from './pytest-sandbox.js';
+import type { OutDir } from './pytest-sandbox.js';
 import type { PytestSandbox } from './pytest-sandbox.js';
 import type { CollectionError, TestOutcome, TestResult, TestRun } from './types.js';
 
@@ -154,9 +155,9 @@ export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: 
  * into a run's host output directory and returns its path inside the sandbox, for
  * {@link buildPytestEnv}.
  */
-export async function writeRunFile(outDir: string, name: string, limits: Readonly<Record<string, number>> | readonly string[]): Promise<string> {
-  await writeFile(join(outDir, name), JSON.stringify(limits));
-  return `${SANDBOX_OUT_DIR}/${name}`;
+export async function writeRunFile(out: OutDir, name: string, limits: Readonly<Record<string, number>> | readonly string[]): Promise<string> {
+  await writeFile(join(out.outDir, name), JSON.stringify(limits));
+  return `${out.outTarget}/${name}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -246,11 +247,11 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   const argv = ['timeout', '--signal=TERM', `${softMs / 1000}s`, ...buildPytestArgv(profile, target.sandbox.workdir, options.nodeIds)];
   logger.debug('running pytest', { tests: options.nodeIds?.length ?? 'suite', coverage, timeoutMs });
   const limitsName = `limits-${randomUUID()}.json`;
-  const limitsFile = options.testLimits === undefined ? undefined : await writeRunFile(target.outDir, limitsName, options.testLimits);
+  const limitsFile = options.testLimits === undefined ? undefined : await writeRunFile(target, limitsName, options.testLimits);
   const linesName = `lines-${randomUUID()}.json`;
-  const linesFile = options.lines === undefined ? undefined : await writeRunFile(target.outDir, linesName, options.lines);
+  const linesFile = options.lines === undefined ? undefined : await writeRunFile(target, linesName, options.lines);
   const exec = await target.sandbox.exec(argv, {
-    env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/${fileName}`, coverage, limitsFile, linesFile),
+    env: buildPytestEnv(profile, `${target.outTarget}/${fileName}`, coverage, limitsFile, linesFile),
     limits: { timeoutMs },
   });
   if (limitsFile !== undefined) await rm(join(target.outDir, limitsName), { force: true });

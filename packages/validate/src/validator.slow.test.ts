@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Candidate } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
-import { SANDBOX_OUT_DIR, buildBaseline, buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
+import { buildBaseline, buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
 import type { Baseline } from '@envgen/testrun';
 import { validateReference } from './reference.js';
 import type { ValidationInput, ValidationOutcome, Validator } from './types.js';
@@ -180,7 +180,7 @@ async function coldOutput(tree: string, profile: Profile, input: ValidationInput
     const target = await openPytestSandbox(createSandboxProvider('local'), { worktree: copy });
     try {
       const argv = [...buildPytestArgv(profile, target.sandbox.workdir, nodeIds), '--tb=short'];
-      return (await target.sandbox.exec(argv, { env: buildPytestEnv(profile, `${SANDBOX_OUT_DIR}/results.json`, false), limits: { timeoutMs: 60_000 } })).stdout;
+      return (await target.sandbox.exec(argv, { env: buildPytestEnv(profile, `${target.outTarget}/results.json`, false), limits: { timeoutMs: 60_000 } })).stdout;
     } finally {
       await target.close();
     }

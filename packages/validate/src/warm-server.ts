@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { access, chmod, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdir, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EnvgenError, describeError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import type { ExecResult, Sandbox, SandboxProvider } from '@envgen/sandbox';
-import { SANDBOX_OUT_DIR, buildPytestArgv, buildPytestEnv, parseResultsFile, pytestMounts, softDeadlineMs, writeRunFile } from '@envgen/testrun';
+import { buildPytestArgv, buildPytestEnv, makeOutDir, parseResultsFile, pytestMounts, softDeadlineMs, writeRunFile } from '@envgen/testrun';
 import type { PytestCoverage, TestResult, TestRun } from '@envgen/testrun';
 import { adoptRewrites, pruneCodeCache, touchRewrites } from './code-cache.js';
 
@@ -264,8 +263,8 @@ async function waitForSocket(path: string, exited: () => ExecResult | null): Pro
 export async function startWarmServer(options: StartWarmServerOptions): Promise<WarmServer> {
   const logger = options.logger ?? silentLogger;
   const { profile } = options;
-  const outDir = await mkdtemp(join(tmpdir(), 'envgen-warm-'));
-  await chmod(outDir, 0o777);
+  const out = await makeOutDir('envgen-warm-');
+  const { outDir, outTarget } = out;
   const { codeCache } = options;
   let sandbox: Sandbox;
   try {
@@ -273,7 +272,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     sandbox = await options.provider.open({
       worktree: options.worktree,
       mounts: [
-        ...pytestMounts(outDir),
+        ...pytestMounts(out),
         { source: WARM_SUPPORT_DIR, target: SANDBOX_WARM_DIR, readonly: true },
         ...(codeCache === undefined ? [] : [{ source: codeCache, target: SANDBOX_CODE_CACHE, readonly: true }]),
       ],
@@ -282,14 +281,14 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
     await rm(outDir, { recursive: true, force: true });
     throw error;
   }
-  const limitsFile = options.testLimits === undefined ? undefined : await writeRunFile(outDir, 'limits.json', options.testLimits);
+  const limitsFile = options.testLimits === undefined ? undefined : await writeRunFile(out, 'limits.json', options.testLimits);
   const env = buildPytestEnv(profile, '/dev/null', false, limitsFile);
   env['PYTHONPATH'] = `${env['PYTHONPATH'] ?? ''}:${SANDBOX_WARM_DIR}`;
   let ended: ExecResult | null = null;
   const serverDone = sandbox
     .exec(
       // Only a bubblewrap jail gives the server a pid namespace of its own to clean up after each run.
-      [profile.python, '-m', 'envgen_warm', `${SANDBOX_OUT_DIR}/${SOCKET_NAME}`, ...(sandbox.kind === 'local' ? ['--own-pid-namespace'] : [])],
+      [profile.python, '-m', 'envgen_warm', `${outTarget}/${SOCKET_NAME}`, ...(sandbox.kind === 'local' ? ['--own-pid-namespace'] : [])],
       { env, limits: { timeoutMs: SERVER_LIFETIME_MS } },
     )
     .then(
@@ -399,7 +398,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           rewrite: python(profile.testFiles),
           compile: python(profile.sourceFiles),
           cache: codeCache === undefined ? null : SANDBOX_CODE_CACHE,
-          cache_out: adopt ? `${SANDBOX_OUT_DIR}/code-cache` : null,
+          cache_out: adopt ? `${outTarget}/code-cache` : null,
         },
         START_TIMEOUT_MS,
       );
@@ -424,10 +423,10 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
         {
           op: 'collect',
           args: warmArgs(profile, sandbox.workdir),
-          env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/unused-${id}.json` },
-          results: `${SANDBOX_OUT_DIR}/clean-${id}.json`,
-          log: `${SANDBOX_OUT_DIR}/collector-${id}.txt`,
-          analysis: analyze ? `${SANDBOX_OUT_DIR}/analysis-${id}.json` : null,
+          env: { ENVGEN_RESULTS: `${outTarget}/unused-${id}.json` },
+          results: `${outTarget}/clean-${id}.json`,
+          log: `${outTarget}/collector-${id}.txt`,
+          analysis: analyze ? `${outTarget}/analysis-${id}.json` : null,
           timeout: softMs / 1000,
           checkpoints,
         },
@@ -459,13 +458,13 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           op: 'run',
           id,
           args,
-          env: { ENVGEN_RESULTS: `${SANDBOX_OUT_DIR}/results-${id}.json` },
+          env: { ENVGEN_RESULTS: `${outTarget}/results-${id}.json` },
           ...(runOptions.only === undefined ? {} : { only: runOptions.only }),
           ...(runOptions.plain === true ? { plain: true } : {}),
           ...(runOptions.tbstyle === undefined ? {} : { tbstyle: runOptions.tbstyle }),
           timeout: softMs / 1000,
-          log: `${SANDBOX_OUT_DIR}/log-${id}.txt`,
-          analysis: runOptions.analyze === undefined ? null : `${SANDBOX_OUT_DIR}/analysis-${id}.json`,
+          log: `${outTarget}/log-${id}.txt`,
+          analysis: runOptions.analyze === undefined ? null : `${outTarget}/analysis-${id}.json`,
           per_test: runOptions.analyze === 'per-test',
           ...(runOptions.resume === undefined
             ? {}
