@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,5 +86,30 @@ describe('envgen inject run again', () => {
     const rerun = await runInject(options, config, again.logger, quiet);
     expect(rerun).toMatchObject({ tried: 8, kept: 0, known: proved.kept });
     expect(again.count()).toBe(0);
+  });
+
+  it('proves its candidates again once a package the tests can import was installed', async () => {
+    // A directory on the tests' import path outside the worktree, as dist-packages is (the
+    // `none` backend runs on the host, so the test can install into it).
+    const site = mkdtempSync(join(tmpdir(), 'envgen-site-'));
+    const repo = writeFixtureRepo({ 'calc.py': LIB, 'tests/test_calc.py': TESTS }, { git: true, name: 'calc' });
+    const options = { repo, count: 8, seed: 5, combine: 0, concurrency: 1 };
+    const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
+    const config = { ...resolveConfig({ env: { ENVGEN_HOME: home, ENVGEN_SANDBOX: 'none' }, cwd: home }), profiles: { 'local/calc': { env: { PYTHONPATH: site } } } };
+    const quiet = createProgress({ quiet: true });
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'debug', write: (line) => lines.push(line) });
+    const preloaded = (): number => lines.filter((line) => line.startsWith('debug: preloaded')).length;
+    const first = await runInject(options, config, logger, quiet);
+    expect(Object.values(first.rejected).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
+    const started = preloaded();
+
+    writeFileSync(join(site, 'installed_pkg.py'), 'VALUE = 1\n');
+    const after = await runInject(options, config, logger, quiet);
+    // Neither a rejection nor the bundle script's clean run made before the install is taken on trust.
+    expect(preloaded()).toBeGreaterThan(started);
+    expect(after).toMatchObject({ tried: 8, kept: 0, known: first.kept, rejected: first.rejected });
+    expect(after.cleanRun).toMatchObject({ cached: false });
+    expect(lines.join('\n')).toContain('packages the tests import changed since the cached baseline was made');
   });
 });

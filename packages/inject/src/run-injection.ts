@@ -213,7 +213,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     report.validation[key] += 1;
     for (const why of outcome.declined ?? []) report.validation.declined[why] = (report.validation.declined[why] ?? 0) + 1;
   };
-  const rejectionScope = { repo: report.repo, commit: repo.commit, profileHash: profileHash(profile) };
+  const rejectionScope = { repo: report.repo, commit: repo.commit, profileHash: verdictScope(profile, options.baseline) };
   const script = makeTestScript(profile);
   const parser = makeTestParser();
   // Every cold run of the bundle's script and parser: the suite's limits, its size known.
@@ -329,14 +329,23 @@ interface Prepared {
 }
 
 /**
- * Where the pool keeps the bundle script's cold clean run of a commit: per repo, commit,
- * profile, script and parser, and kind of sandbox (see {@link runInjection}).
+ * What besides the commit and the patch decides a verdict: the profile and the packages its
+ * python saw when the baseline was made (a rejection remembered, or a clean run kept, before
+ * a package was installed says nothing of the suite after).
  */
-export function cleanRunKey(options: Pick<RunInjectionOptions, 'repo' | 'profile' | 'sandboxProvider'>): CleanRunKey {
+function verdictScope(profile: Profile, baseline: Baseline): string {
+  return baseline.environment === undefined ? profileHash(profile) : createHash('sha256').update(`${profileHash(profile)}\n${baseline.environment}`).digest('hex');
+}
+
+/**
+ * Where the pool keeps the bundle script's cold clean run of a commit: per repo, commit,
+ * profile and packages, script and parser, and kind of sandbox (see {@link runInjection}).
+ */
+export function cleanRunKey(options: Pick<RunInjectionOptions, 'repo' | 'profile' | 'sandboxProvider' | 'baseline'>): CleanRunKey {
   return {
     repo: `${options.repo.owner}/${options.repo.name}`,
     commit: options.repo.commit,
-    profileHash: profileHash(options.profile),
+    profileHash: verdictScope(options.profile, options.baseline),
     scriptHash: createHash('sha256').update(JSON.stringify([makeTestScript(options.profile), makeTestParser(), options.sandboxProvider.kind])).digest('hex'),
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@envgen/core';
@@ -118,7 +118,8 @@ describe('buildBaseline in the local sandbox', () => {
   });
 
   it('runs the suite twice in two sandboxes and keeps the first run results', () => {
-    expect(provider.opened).toBe(2);
+    // One sandbox for each run of the suite and one that reads the packages python sees.
+    expect(provider.opened).toBe(3);
     expect(baseline.suiteSeconds).toHaveLength(2);
     expect(baseline.results['tests/test_shapes.py::test_area']?.outcome).toBe('passed');
     expect(baseline.results['tests/test_shapes.py::TestSquare::test_diagonal_fails']?.outcome).toBe('failed');
@@ -165,12 +166,41 @@ describe('buildBaseline in the local sandbox', () => {
     const path = baselinePath(home, 'a'.repeat(40), profileHash(profile));
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(baseline);
     expect(await loadCachedBaseline(home, 'a'.repeat(40), profile)).toEqual(baseline);
+    expect(provider.opened).toBe(3);
     const again = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home });
     expect(again).toEqual(baseline);
-    expect(provider.opened).toBe(2);
-    const refreshed = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home, cache: 'refresh' });
     expect(provider.opened).toBe(4);
+    const refreshed = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home, cache: 'refresh' });
+    expect(provider.opened).toBe(7);
     expect(refreshed.coverage).toEqual(baseline.coverage);
+  });
+
+  it('runs the suite again when a package it imports was installed after the cached baseline was made', async () => {
+    // A directory on the tests' import path outside the worktree, as dist-packages is: the
+    // 'none' sandbox runs on the host, where the test can install into it.
+    const site = await mkdtemp(join(tmpdir(), 'envgen-site-'));
+    const tree = await writeFixtureRepo({ 'tests/test_needs.py': 'from needed_pkg import VALUE\n\ndef test_value():\n    assert VALUE == 3\n' });
+    const host = createSandboxProvider('none', { logger: silentLogger });
+    const logged: string[] = [];
+    const logger = { ...silentLogger, info: (message: string) => void logged.push(message) };
+    try {
+      const options = { worktree: tree, commit: 'f'.repeat(40), profile: fixtureProfile({ env: { PYTHONPATH: site } }), sandboxProvider: host, home, logger };
+      const before = await buildBaseline(options);
+      expect(before.results).toEqual({});
+      expect(before.collectionErrors.map((error) => error.message).join('\n')).toContain("No module named 'needed_pkg'");
+      expect(await buildBaseline(options)).toEqual(before);
+      expect(logged).toEqual([]);
+      // As `apt-get install` or `pip install` adds an entry to its directory.
+      await writeFile(join(site, 'needed_pkg.py'), 'VALUE = 3\n');
+      const after = await buildBaseline(options);
+      expect(after.results['tests/test_needs.py::test_value']?.outcome).toBe('passed');
+      expect(after.environment).not.toBe(before.environment);
+      expect(logged).toEqual([expect.stringContaining('packages the tests import changed since the cached baseline was made')]);
+      expect(await buildBaseline(options)).toEqual(after);
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+      await rm(site, { recursive: true, force: true });
+    }
   });
 
   it('runs the install steps in the worktree itself, so that every copy of it has their outputs', async () => {

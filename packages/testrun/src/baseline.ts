@@ -12,6 +12,7 @@ import { profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { entityKey, mapCoverage } from './coverage-map.js';
+import { environmentFingerprint } from './environment.js';
 import { runInstallSteps } from './install-steps.js';
 import { openPytestSandbox } from './pytest-sandbox.js';
 import { runPytest } from './run-pytest.js';
@@ -161,8 +162,9 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
  * once, in two sandboxes over two copies of it (coverage and the lines of
  * source files that ran recorded in one of them); tests whose outcome differs are flaky.
  * Coverage is mapped to the function and method entities of the profile's source files.
- * Cached per (commit, profile hash) under `<home>/baselines/`; throws EnvgenError
- * `test-run-failed` when the clean suite times out or crashes.
+ * Cached per (commit, profile hash) under `<home>/baselines/`, and made again when the
+ * packages the profile's python sees have changed since ({@link environmentFingerprint});
+ * throws EnvgenError `test-run-failed` when the clean suite times out or crashes.
  */
 export async function buildBaseline(options: BuildBaselineOptions): Promise<Baseline> {
   const { profile, commit } = options;
@@ -172,22 +174,25 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
   const path = baselinePath(options.home, commit, hash);
   // The worktree itself gets what the install steps leave (installed metadata, built
   // extensions), so every copy of it (the validator's, the bundle runner's) has it too.
-  if (profile.install.length > 0) {
-    progress({ step: 'installing', message: `running ${profile.install.length} install step(s) in the worktree` });
-    const target = await openPytestSandbox(options.sandboxProvider, { worktree: options.worktree });
-    try {
+  let environment: string;
+  const target = await openPytestSandbox(options.sandboxProvider, { worktree: options.worktree });
+  try {
+    if (profile.install.length > 0) {
+      progress({ step: 'installing', message: `running ${profile.install.length} install step(s) in the worktree` });
       await runInstallSteps(target, profile, { logger });
-    } finally {
-      await target.close();
     }
+    environment = await environmentFingerprint(target, profile);
+  } finally {
+    await target.close();
   }
   if ((options.cache ?? 'use') === 'use') {
     try {
       const cached = await loadCachedBaseline(options.home, commit, profile);
-      if (cached !== null) {
+      if (cached !== null && cached.environment === environment) {
         progress({ step: 'cached', message: `baseline from cache ${path}` });
         return cached;
       }
+      if (cached !== null) logger.info('packages the tests import changed since the cached baseline was made (installed, removed or upgraded); running the clean suite again', { path });
     } catch (error) {
       logger.warn('ignoring unreadable cached baseline', { path, error: describeError(error) });
     }
@@ -232,6 +237,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       functions,
       executedLines: traced.lines ?? null,
       suiteSeconds: [plain.seconds, traced.seconds],
+      environment,
       createdAt: new Date().toISOString(),
     };
     await writeAtomically(path, JSON.stringify(baseline));

@@ -68,5 +68,10 @@ export interface Baseline {
   executedLines: Record<string, number[]> | null;
   /** Wall seconds of each suite run. */
   suiteSeconds: number[];
+  /**
+   * The fingerprint of the packages the profile's python saw where the tests ran (see
+   * `environmentFingerprint`); absent in baselines made before envgen recorded it.
+   */
+  environment?: string;
   createdAt: string;
 }
