@@ -192,7 +192,10 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
         progress({ step: 'cached', message: `baseline from cache ${path}` });
         return cached;
       }
-      if (cached !== null) logger.info('packages the tests import changed since the cached baseline was made (installed, removed or upgraded); running the clean suite again', { path });
+      if (cached !== null) {
+        const why = cached.environment === undefined ? 'the cached baseline does not record the packages the tests could import (an older envgen made it)' : 'packages the tests import changed since the cached baseline was made (installed, removed or upgraded)';
+        logger.info(`${why}; running the clean suite again`, { path });
+      }
     } catch (error) {
       logger.warn('ignoring unreadable cached baseline', { path, error: describeError(error) });
     }
