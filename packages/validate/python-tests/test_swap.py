@@ -33,6 +33,15 @@ class ChangedCodesTest(unittest.TestCase):
     def test_an_unchanged_file_changes_nothing(self):
         self.assertEqual(_changed_codes(_compile(CLEAN), _compile(CLEAN)), [])
 
+    def test_a_module_that_ran_compares_as_a_fresh_compile_of_it(self):
+        # Once the module ran, the frozensets hold the strings of the tuples they were made
+        # from: constants that marshal (version 3 on) would then write as shared objects.
+        text = 'SKIP = frozenset(("Content-Type", "Content-Length"))\n\n\nclass Headers:\n    bad = frozenset(("X-Old", "X-Gone"))\n' + CLEAN
+        clean, namespace = _compile(text), {}
+        exec(clean, namespace)
+        changed = _changed_codes(clean, _compile(text.replace("return 4", "return 5")))
+        self.assertEqual([old.co_name for old, new in changed], ["height"])
+
     def test_swaps_the_code_of_live_functions_in_place(self):
         clean, namespace = _compile(CLEAN), {}
         exec(clean, namespace)

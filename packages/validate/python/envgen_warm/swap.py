@@ -31,7 +31,12 @@ def _const_key(const):
     if isinstance(const, types.CodeType):
         return ("code", _qualname(const))
     try:
-        return ("const", marshal.dumps(const))
+        # Version 2 writes no back-references: from version 3 on, marshal marks an object
+        # shared when something else holds it, so the constants of code that ran (the strings
+        # of a tuple a frozenset was made from, which the frozenset holds) would read otherwise
+        # than a fresh compile's, and every change to the file would seem to change its
+        # module- or class-level code (bottle.py's BaseResponse.bad_headers).
+        return ("const", marshal.dumps(const, 2))
     except ValueError:
         return ("repr", type(const).__name__, repr(const))
 
