@@ -7,8 +7,12 @@ import type { Sandbox, SandboxLimits, SandboxMount, SandboxProvider } from '@env
 
 /** Host directory of envgen's pytest plugin (`envgen_pytest.py`), shipped beside `src/`. */
 export const PYTEST_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
-/** Where the plugin's directory appears inside a sandbox (read-only). */
-export const SANDBOX_SUPPORT_DIR = '/tmp/envgen-support';
+/**
+ * Where the plugin's directory appears inside a sandbox (read-only): a path of this envgen
+ * process's own, since the `none` backend links it on the host, where another envgen process
+ * (another checkout of envgen, a test worker) links its own.
+ */
+export const SANDBOX_SUPPORT_DIR = uniqueTarget('/tmp/envgen-support');
 /**
  * Where result files are written inside a sandbox (read-write, shared with the host): this
  * prefix and a suffix of each sandbox's own ({@link uniqueTarget}).

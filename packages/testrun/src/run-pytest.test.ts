@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Profile } from '@envgen/repo';
+import { SANDBOX_SUPPORT_DIR } from './pytest-sandbox.js';
 import { buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs, splitTestArgs } from './run-pytest.js';
 
 const profile: Profile = {
@@ -41,7 +42,7 @@ describe('pytest command line', () => {
 
   it('appends the plugin to PYTHONPATH and turns coverage on only when asked', () => {
     expect(buildPytestEnv(profile, '/tmp/envgen-out/r.json', true)).toEqual({
-      PYTHONPATH: 'src:/tmp/envgen-support',
+      PYTHONPATH: `src:${SANDBOX_SUPPORT_DIR}`,
       LC_ALL: 'C.UTF-8',
       PYTHONDONTWRITEBYTECODE: '1',
       ENVGEN_RESULTS: '/tmp/envgen-out/r.json',
@@ -49,7 +50,7 @@ describe('pytest command line', () => {
       ENVGEN_COVERAGE: '1',
     });
     expect(buildPytestEnv({ ...profile, env: {} }, '/r.json', false)).toEqual({
-      PYTHONPATH: '/tmp/envgen-support',
+      PYTHONPATH: SANDBOX_SUPPORT_DIR,
       PYTHONDONTWRITEBYTECODE: '1',
       ENVGEN_RESULTS: '/r.json',
       ENVGEN_TEST_TIMEOUT: '30',

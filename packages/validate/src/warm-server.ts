@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { EnvgenError, describeError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
+import { uniqueTarget } from '@envgen/sandbox';
 import type { ExecResult, Sandbox, SandboxProvider } from '@envgen/sandbox';
 import { buildPytestArgv, buildPytestEnv, makeOutDir, parseResultsFile, pytestMounts, softDeadlineMs, writeRunFile } from '@envgen/testrun';
 import type { PytestCoverage, TestResult, TestRun } from '@envgen/testrun';
@@ -14,8 +15,9 @@ import { adoptRewrites, pruneCodeCache, touchRewrites } from './code-cache.js';
 
 /** Host directory of the warm server (the `envgen_warm` package), shipped beside `src/`. */
 export const WARM_SUPPORT_DIR = fileURLToPath(new URL('../python', import.meta.url));
-const SANDBOX_WARM_DIR = '/tmp/envgen-validate';
-const SANDBOX_CODE_CACHE = '/tmp/envgen-code-cache';
+// Paths of this process's own inside a sandbox: the `none` backend links them on the host.
+const SANDBOX_WARM_DIR = uniqueTarget('/tmp/envgen-validate');
+const SANDBOX_CODE_CACHE = uniqueTarget('/tmp/envgen-code-cache');
 const SOCKET_NAME = 'warm.sock';
 /** The server lives as long as the validator; each run has its own deadline inside. */
 const SERVER_LIFETIME_MS = 7 * 24 * 3600_000;
