@@ -572,6 +572,47 @@ version = "0.3.0"
       'tests/test_ivl.py': LIB_TESTS,
     },
   },
+  'compiled-extension': {
+    about: 'a package whose tests import a compiled extension its setup.py builds (bitarray, cytoolz), absent from a checkout',
+    installed: true,
+    files: {
+      'setup.py': `from setuptools import Extension, setup
+
+setup(name="ivl", version="0.4.0", packages=["ivl"], ext_modules=[Extension("ivl._native", ["ivl/_native.c"])])
+`,
+      'ivl/_native.c': `#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *midpoint(PyObject *self, PyObject *args) {
+    long lo, hi;
+    if (!PyArg_ParseTuple(args, "ll", &lo, &hi)) return NULL;
+    return PyLong_FromLong(lo + (hi - lo) / 2);
+}
+
+static PyMethodDef methods[] = {{"midpoint", midpoint, METH_VARARGS, "The integer midpoint."}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+`,
+      'ivl/__init__.py': `${LIB}
+
+from ivl._native import midpoint
+
+
+def centre(interval):
+    return midpoint(interval.lo, interval.hi)
+`,
+      'tests/test_ivl.py': `${LIB_TESTS}
+
+from ivl import centre
+
+
+def test_centre():
+    assert centre(Interval(2, 8)) == 5
+`,
+    },
+    mustHold: ['tests/test_ivl.py::test_centre', 'tests/test_ivl.py::test_width'],
+  },
   'pytest-dependency': {
     about: 'a package pytest itself imports when it starts (iniconfig), first on the path as the project under test',
     files: {

@@ -72,8 +72,9 @@ describe('debian: repos from the real mirror', () => {
   const corpus: Array<{ source: string; testArgs: string[]; env: Record<string, string>; apt: string[] }> = [
     { source: 'toolz', testArgs: ['toolz'], env: {}, apt: ['python3-pytest'] },
     // markupsafe configures testpaths: no paths, so pytest applies them as plain pytest does;
-    // its filterwarnings = error would make an unknown config key stop every session.
-    { source: 'markupsafe', testArgs: ['-W', 'ignore::pytest.PytestConfigWarning'], env: { PYTHONPATH: 'src' }, apt: ['python3-pytest'] },
+    // its filterwarnings = error would make an unknown config key stop every session; its
+    // setup.py builds its C speedups, which need a compiler and Python's headers.
+    { source: 'markupsafe', testArgs: ['-W', 'ignore::pytest.PytestConfigWarning'], env: { PYTHONPATH: 'src' }, apt: ['g++', 'gcc', 'python3-dev', 'python3-pytest', 'python3-setuptools'] },
     { source: 'python-text-unidecode', testArgs: ['test_unidecode.py'], env: { PYTHONPATH: 'src' }, apt: ['python3-pytest'] },
     { source: 'python-json-patch', testArgs: ['tests.py'], env: {}, apt: ['python3-json-pointer', 'python3-pytest'] },
     { source: 'python-toml', testArgs: ['tests'], env: {}, apt: ['python3-pytest'] },

@@ -24,6 +24,21 @@ describe('deriveProfile', () => {
     expect(profile.aptPackages).toEqual(['python3-pytest']);
   });
 
+  it('builds the compiled extensions setup.py declares in place, with what building them takes', () => {
+    const files = ['setup.py', 'bits/__init__.py', 'bits/_bits.c', 'bits/_fast.pyx', 'bits/test_bits.py', 'devel/bench.c'];
+    const script = 'from setuptools import setup, Extension\nsetup(ext_modules=[Extension("bits._bits", ["bits/_bits.c"]), Extension("bits._fast", ["bits/_fast.pyx"])])\n';
+    const profile = deriveProfile({ ...listing(files), setupScript: script });
+    expect(profile.install).toHaveLength(1);
+    expect(profile.install[0]?.split('\n')[1]).toMatch(/^\/usr\/bin\/python3 setup\.py build_ext --inplace \|\| echo /);
+    // Only the sources setup.py names: devel/bench.c is not an extension of it.
+    expect(profile.install[0]).toContain('(bits/_bits.c, bits/_fast.pyx)');
+    expect(profile.aptPackages).toEqual(['cython3', 'g++', 'gcc', 'python3-dev', 'python3-pytest', 'python3-setuptools']);
+    expect(profile.provenance['install']).toBe('compiled extensions of setup.py built in place (2 C/C++/Cython source(s))');
+    // Sources alone, or a setup.py that builds no extension, build nothing.
+    expect(deriveProfile({ ...listing(files), setupScript: 'from setuptools import setup\nsetup(name="bits")\n' }).install).toEqual([]);
+    expect(deriveProfile(listing(files)).install).toEqual([]);
+  });
+
   it('sets PYTHONPATH=src for a src layout and takes single-file suites', () => {
     const profile = deriveProfile(listing(['src/text_unidecode/__init__.py', 'test_unidecode.py']));
     expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'src' });

@@ -5,7 +5,7 @@ import { matchesAnyGlob } from './glob.js';
 import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
 import { installedMetadataStep, packageRoots, readPackaging } from './packaging.js';
 import type { Packaging } from './packaging.js';
-import { filterAddopts, joinShellWords, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
+import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { readDebianMap, readDeclaredDependencies } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
 import type { ConfigFile } from './pytest-config.js';
@@ -56,6 +56,41 @@ export interface TreeListing {
    * or `unmapped` when dh-python's map is not installed; used when the repo names no Debian packages.
    */
   declared?: DeclaredDependencies | 'unmapped' | null;
+  /** The text of the top-level `setup.py`, when there is one. */
+  setupScript?: string | null;
+}
+
+/** A `setup.py` that builds compiled extensions: setuptools' `Extension(...)`, `ext_modules`, Cython's `cythonize(...)`. */
+const DECLARES_EXTENSIONS = /\b(?:Extension|cythonize)\s*\(|\bext_modules\b/;
+const EXTENSION_SOURCE = /\.(?:c|cc|cpp|cxx|pyx)$/;
+
+/**
+ * The C, C++ and Cython sources of the compiled extensions the project's `setup.py` builds
+ * (outside tests and skipped directories), or none when it builds none.
+ */
+function extensionSources(tree: TreeListing, testGlobs: readonly string[]): string[] {
+  const script = tree.setupScript;
+  if (script == null || !DECLARES_EXTENSIONS.test(script)) return [];
+  const sources = tree.files.filter(
+    (file) => EXTENSION_SOURCE.test(file) && !isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/')))) && !matchesAnyGlob(file.replace(EXTENSION_SOURCE, '.py'), testGlobs),
+  );
+  // Those setup.py names, when it names them (else it finds them itself, by a glob or a walk).
+  const named = sources.filter((file) => script.includes(file) || script.includes(basenameOf(file)));
+  return named.length > 0 ? named : sources;
+}
+
+/**
+ * The install step that builds a project's compiled extensions in place, as `pip install -e .`
+ * builds them: `setup.py build_ext --inplace`. A build that fails (no compiler, headers
+ * missing) says so and lets the tests run: a pure-Python fallback then runs where the project
+ * has one, and a test that needs the extension fails to import it, as it would for the user.
+ */
+function buildExtensionsStep(python: string, sources: readonly string[]): string {
+  const named = sources.slice(0, 3).join(', ') + (sources.length > 3 ? `, ${sources.length - 3} more` : '');
+  return [
+    `# envgen: the compiled extensions setup.py builds, built in place as \`pip install -e .\` builds them (${named})`,
+    `${quoteShellWord(python)} setup.py build_ext --inplace || echo 'envgen: building the compiled extensions failed (output above); tests that import them will fail' >&2`,
+  ].join('\n');
 }
 
 function topLevelEntry(path: string): string {
@@ -186,25 +221,35 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
       : 'top-level entries holding test files';
   }
 
+  const python = override.python ?? DEFAULT_PYTHON;
+  const extensions = extensionSources(tree, testGlobs);
+  // What building them takes: a compiler, Python's headers, setuptools, and Cython for .pyx sources.
+  const buildPackages = extensions.length === 0 ? [] : ['gcc', 'g++', 'python3-dev', 'python3-setuptools', ...(extensions.some((file) => file.endsWith('.pyx')) ? ['cython3'] : [])];
   const fromDebian = (options.aptPackages?.length ?? 0) > 0;
   const declared = fromDebian || tree.declared === 'unmapped' ? null : (tree.declared ?? null);
-  const aptPackages = [...new Set([...(options.aptPackages ?? []), ...(declared?.packages ?? []), 'python3-pytest'])].sort();
+  const aptPackages = [...new Set([...(options.aptPackages ?? []), ...(declared?.packages ?? []), ...buildPackages, 'python3-pytest'])].sort();
   if (fromDebian) provenance['aptPackages'] = 'Debian Build-Depends (build tooling dropped) + python3-pytest';
   else if (declared !== null) {
     const unpackaged = declared.unpackaged.length > 0 ? `; not packaged in Debian: ${declared.unpackaged.join(' ')}` : '';
     provenance['aptPackages'] = `declared dependencies (${declared.sources.join(', ')}) by dh-python's map${unpackaged} + python3-pytest`;
   } else if (tree.declared === 'unmapped') provenance['aptPackages'] = "default (python3-pytest); the declared dependencies are not mapped to Debian packages: dh-python's map is missing (apt-get install dh-python)";
   else provenance['aptPackages'] = 'default (python3-pytest)';
-  const install = tree.packaging ? [installedMetadataStep(tree.packaging, importRoots[0] === undefined ? '' : `${importRoots[0]}/`)] : [];
-  if (tree.packaging) {
-    provenance['install'] = `installed metadata beside the package, version from ${tree.packaging.versionFrom}`;
-  }
+  if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
+  const install = [
+    ...(extensions.length > 0 ? [buildExtensionsStep(python, extensions)] : []),
+    ...(tree.packaging ? [installedMetadataStep(tree.packaging, importRoots[0] === undefined ? '' : `${importRoots[0]}/`)] : []),
+  ];
+  const installFrom = [
+    ...(extensions.length > 0 ? [`compiled extensions of setup.py built in place (${extensions.length} C/C++/Cython source(s))`] : []),
+    ...(tree.packaging ? [`installed metadata beside the package, version from ${tree.packaging.versionFrom}`] : []),
+  ];
+  if (installFrom.length > 0) provenance['install'] = installFrom.join('; ');
   provenance['python'] = 'default';
   provenance['timeoutMs'] = 'default';
   provenance['testTimeoutMs'] = 'default';
 
   const profile: Profile = {
-    python: override.python ?? DEFAULT_PYTHON,
+    python,
     env: { ...env, ...override.env },
     aptPackages: override.aptPackages ?? aptPackages,
     install: override.install ?? install,
@@ -260,7 +305,8 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     declared = await readDeclaredDependencies(worktreePath, files, debianMap);
     if (declared !== null && debianMap.size === 0) declared = 'unmapped';
   }
-  return deriveProfile({ files, configFiles, packaging, declared }, options);
+  const setupScript = files.includes('setup.py') ? await readFile(join(worktreePath, 'setup.py'), 'utf8').catch(() => null) : null;
+  return deriveProfile({ files, configFiles, packaging, declared, setupScript }, options);
 }
 
 /**
