@@ -79,6 +79,16 @@ def test_contains():
     assert not Interval(2, 7).contains(9)
 `;
 
+/** The packaging of the fixtures' package, built by Debian's setuptools. */
+const IVL_PYPROJECT = `[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "ivl"
+version = "0.3.0"
+`;
+
 export interface Shape {
   /** What kind of project this stands for. */
   about: string;
@@ -102,6 +112,8 @@ export interface Shape {
   releaseTag?: string;
   /** Plain pytest runs it as its developers do, after \`pip install -e .\` (see plainPytest). */
   installed?: boolean;
+  /** The directory of the project in the repo its developers run pytest in (a monorepo's package). */
+  project?: string;
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -557,20 +569,54 @@ def test_apply_negate():
     about: "a package in a directory only its packaging config names (setuptools' package-dir = lib), importable once installed",
     installed: true,
     files: {
-      'pyproject.toml': `[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "ivl"
-version = "0.3.0"
-
+      'pyproject.toml': `${IVL_PYPROJECT}
 [tool.setuptools.package-dir]
 "" = "lib"
 `,
       'lib/ivl/__init__.py': LIB,
       'tests/test_ivl.py': LIB_TESTS,
     },
+  },
+  'monorepo': {
+    about: 'a repo of several Python projects (libs/ivl, libs/fmt), each with its own pyproject.toml, src layout, pytest config and tests whose file names clash, and none at the root',
+    installed: true,
+    project: 'libs/ivl',
+    files: {
+      'README.md': '# two libraries\n',
+      'pyproject.toml': '[tool.ruff]\nline-length = 100\n',
+      'libs/ivl/pyproject.toml': `${IVL_PYPROJECT}
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+addopts = "--strict-markers"
+markers = ["arith: arithmetic"]
+`,
+      'libs/ivl/src/ivl/__init__.py': LIB,
+      'libs/ivl/tests/test_util.py': LIB_TESTS,
+      'libs/ivl/tests/test_data.py': `import json
+from pathlib import Path
+
+import pytest
+
+from ivl import clamp, total
+
+DATA = json.loads((Path(__file__).parent / "cases.json").read_text())
+
+
+@pytest.mark.arith
+@pytest.mark.parametrize("values, expected", DATA["totals"])
+def test_totals(values, expected):
+    assert total(values) == expected
+
+
+def test_clamps():
+    assert [clamp(x, 0, 5) for x in DATA["clamps"]] == [0, 3, 5]
+`,
+      'libs/ivl/tests/cases.json': '{"totals": [[[1, 2], 3], [[], 0], [[5, -5, 2], 2]], "clamps": [-1, 3, 9]}\n',
+      'libs/fmt/pyproject.toml': '[project]\nname = "fmt"\nversion = "1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+      'libs/fmt/src/fmt/__init__.py': 'def pad(text, width):\n    return text.rjust(width)\n',
+      'libs/fmt/tests/test_util.py': 'from fmt import pad\n\n\ndef test_pad():\n    assert pad("a", 3) == "  a"\n',
+    },
+    mustHold: ['libs/ivl/tests/test_util.py::test_width', 'libs/ivl/tests/test_data.py::test_clamps'],
   },
   'compiled-extension': {
     about: 'a package whose tests import a compiled extension its setup.py builds (bitarray, cytoolz), absent from a checkout',

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { TestOutcome } from '@envgen/testrun';
 
 /**
@@ -20,6 +20,7 @@ def _write(entry):
 
 
 def pytest_collection_finish(session):
+    _write({"rootdir": str(session.config.rootpath)})
     for item in session.items:
         _write({"collected": item.nodeid})
 
@@ -40,11 +41,13 @@ export interface PlainPytestOptions {
    * build backend (no dependencies, no index, no build isolation) into a prefix of its own.
    */
   install?: boolean;
+  /** The directory of a project nested in the repo (\`libs/core\`): pytest runs (and pip installs) there. */
+  project?: string;
 }
 
 /**
- * Plain pytest's outcomes on a fresh copy of `repo`: Debian's python3 -m pytest from the repo
- * root with nothing but the project's own configuration (no envgen plugin, no rootdir, no
+ * Plain pytest's outcomes on a fresh copy of `repo`, by repo-relative node id: Debian's python3
+ * -m pytest from the repo root (or the nested `project`'s directory) with nothing but the project's own configuration (no envgen plugin, no rootdir, no
  * option of envgen's) and a report-log plugin of its own. Outcomes as envgen states them: a
  * failed call is `failed`, a failed setup or teardown `error` (a failed call stays failed),
  * skips and xfails `skipped`, xpasses `passed` (strict ones fail). The tests run unsandboxed:
@@ -55,12 +58,13 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
   const copy = join(scratch, 'repo');
   cpSync(repo, copy, { recursive: true });
   const log = join(scratch, 'log.jsonl');
+  const cwd = join(copy, options.project ?? '');
   try {
     writeFileSync(join(scratch, 'plain_report_log.py'), REPORT_LOG);
     writeFileSync(log, '');
     if (options.install) {
       const prefix = join(scratch, 'prefix');
-      const pip = spawnSync('/usr/bin/python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-index', '--no-build-isolation', '--prefix', prefix, '-e', '.'], { cwd: copy, encoding: 'utf8' });
+      const pip = spawnSync('/usr/bin/python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-index', '--no-build-isolation', '--prefix', prefix, '-e', '.'], { cwd, encoding: 'utf8' });
       if (pip.status !== 0) throw new Error(`pip install -e . failed in ${repo}:\n${pip.stderr}`);
       // Where pip put it: Debian's python3 installs under <prefix>/local/lib/python3.X/dist-packages.
       const found = spawnSync('/usr/bin/python3', ['-c', 'import sys, sysconfig; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1]}))', prefix], { encoding: 'utf8' }).stdout.trim();
@@ -68,7 +72,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
       writeFileSync(join(scratch, 'sitecustomize.py'), `import site\nsite.addsitedir(${JSON.stringify(found)})\n`);
     }
     spawnSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'plain_report_log', ...(options.args ?? [])], {
-      cwd: copy,
+      cwd,
       encoding: 'utf8',
       maxBuffer: 256 * 1024 ** 2,
       timeout: options.timeoutMs ?? 600_000,
@@ -81,14 +85,21 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
       },
     });
     const outcomes: Record<string, TestOutcome> = {};
+    // Node ids are relative to pytest's rootdir (a nested project's own directory): made repo-relative.
+    let prefix = '';
     for (const line of readFileSync(log, 'utf8').split('\n')) {
       if (line === '') continue;
-      const entry = JSON.parse(line) as { collected?: string; nodeid?: string; when?: string; outcome?: string };
-      if (entry.collected !== undefined) {
-        outcomes[entry.collected] ??= 'skipped';
+      const entry = JSON.parse(line) as { rootdir?: string; collected?: string; nodeid?: string; when?: string; outcome?: string };
+      if (entry.rootdir !== undefined) {
+        const dir = relative(realpathSync(copy), entry.rootdir);
+        prefix = dir === '' ? '' : `${dir}/`;
         continue;
       }
-      const id = entry.nodeid ?? '';
+      if (entry.collected !== undefined) {
+        outcomes[`${prefix}${entry.collected}`] ??= 'skipped';
+        continue;
+      }
+      const id = `${prefix}${entry.nodeid ?? ''}`;
       if (entry.when === 'call') {
         // An xfail reports `skipped`, an xpass `passed` (`failed` when strict).
         outcomes[id] = entry.outcome === 'failed' ? 'failed' : entry.outcome === 'skipped' ? 'skipped' : 'passed';

@@ -52,7 +52,7 @@ sys.exit(pytest.main(sys.argv[1:], plugins=[EnvgenReporter()]))
  * test_script.sh for a profile. Run it with the repository root as the working directory (the
  * bundle lives outside the repo): `cd REPO && bash /path/to/test_script.sh`. It sets the
  * profile's environment, runs its install steps, then the profile's pytest command (its test
- * arguments and deselected tests, no cache, no tracebacks) with a small reporter plugin that
+ * arguments and deselected tests, no cache, no tracebacks, the repository root as rootdir) with a small reporter plugin that
  * prints one line per test: `ENVGEN-TEST {"nodeid": "...", "outcome": "passed|failed|skipped"}`.
  * pytest's `-rA` summary is not used: its SKIPPED lines name `file:line`, not node ids, and its
  * ` - message` suffix is ambiguous with parameter ids holding " - ". Outcomes: a failure in
@@ -76,6 +76,8 @@ export function makeTestScript(profile: Profile): string {
     '-q',
     '--tb=no',
     '--color=no',
+    // Node ids relative to the repository root, as envgen names them, wherever pytest finds the config.
+    '--rootdir=.',
     '--continue-on-collection-errors',
     ...profile.deselect.map((nodeId) => `--deselect=${nodeId}`),
     ...profile.testArgs,

@@ -31,6 +31,12 @@ describe('profile overrides', () => {
     expect(messageOf({ timeoutMs: -1 })).toContain('"timeoutMs" must be a positive integer');
     expect(messageOf({ env: { A: 1 } })).toContain('"env" must be an object of string values');
     expect(messageOf([])).toContain('JSON object');
+    expect(messageOf({ project: '../elsewhere' })).toContain('"project" must be a directory inside the repo');
+  });
+
+  it('takes the project to test as a directory of the repo', () => {
+    expect(validateProfileOverrides({ project: './libs/core/' }, 'src').values).toEqual({ project: 'libs/core' });
+    expect(validateProfileOverrides({ project: '.' }, 'src').values).toEqual({ project: '.' });
   });
 
   it('loads matching files from each directory in order', async () => {

@@ -5,7 +5,10 @@ import { EnvgenError, describeError } from '@envgen/core';
 import type { Profile } from './types.js';
 
 /** The profile settings a profile file may set. */
-export type ProfileOverrideValues = Partial<Pick<Profile, 'python' | 'env' | 'aptPackages' | 'install' | 'testArgs' | 'testGlobs' | 'deselect' | 'timeoutMs' | 'testTimeoutMs'>>;
+export type ProfileOverrideValues = Partial<Pick<Profile, 'python' | 'env' | 'aptPackages' | 'install' | 'testArgs' | 'testGlobs' | 'deselect' | 'timeoutMs' | 'testTimeoutMs'>> & {
+  /** The directory of the Python project inside the repo to test (`libs/core`), `.` for the root. */
+  project?: string;
+};
 
 /** Settings from one profile file, applied over detection; `source` ends up in provenance. */
 export interface ProfileOverride {
@@ -19,7 +22,7 @@ export function shippedProfilesDir(): string {
 }
 
 const STRING_LIST_KEYS = ['aptPackages', 'install', 'testArgs', 'testGlobs', 'deselect'] as const;
-const ALLOWED_KEYS = ['comment', 'python', 'env', ...STRING_LIST_KEYS, 'timeoutMs', 'testTimeoutMs'];
+const ALLOWED_KEYS = ['comment', 'python', 'project', 'env', ...STRING_LIST_KEYS, 'timeoutMs', 'testTimeoutMs'];
 
 /**
  * Checks the parsed JSON of a profile file and returns its settings. `comment` (a string) is
@@ -42,6 +45,9 @@ export function validateProfileOverrides(data: unknown, source: string): Profile
     } else if (key === 'python') {
       if (typeof value !== 'string' || value === '') throw bad(key, 'a non-empty string (an interpreter path)');
       values.python = value;
+    } else if (key === 'project') {
+      if (typeof value !== 'string' || value === '' || value.startsWith('/') || value.split('/').includes('..')) throw bad(key, 'a directory inside the repo (`libs/core`, or `.` for the root)');
+      values.project = value.replace(/^\.\/+/, '').replace(/\/+$/, '') || '.';
     } else if (key === 'timeoutMs' || key === 'testTimeoutMs') {
       if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw bad(key, 'a positive integer (milliseconds)');
       values[key] = value;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isEnvgenError } from '@envgen/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { deriveProfile, detectProfile, profileHash } from './profile.js';
+import { chooseProject, deriveProfile, detectProfile, profileHash } from './profile.js';
 import type { TreeListing } from './profile.js';
 
 function listing(files: string[], configFiles: TreeListing['configFiles'] = []): TreeListing {
@@ -137,5 +137,67 @@ describe('detectProfile', () => {
     expect(profile.testFiles).toEqual(['tests/conftest.py', 'tests/test_escape.py']);
     expect(profile.sourceFiles).toEqual(['src/markupsafe/__init__.py']);
     expect(profile.provenance['testArgs']).toBe('none: pytest applies testpaths from setup.cfg [tool:pytest] itself');
+  });
+  it('tests the nested project holding the most tests: a monorepo, or a package in a subdirectory', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'envgen-monorepo-'));
+    const put = (rel: string, text = ''): void => {
+      mkdirSync(dirname(join(repo, rel)), { recursive: true });
+      writeFileSync(join(repo, rel), text);
+    };
+    try {
+      put('pyproject.toml', '[tool.ruff]\nline-length = 100\n');
+      put('libs/core/pyproject.toml', '[project]\nname = "core"\nversion = "1.0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\naddopts = "--cov=core -q"\n');
+      put('libs/core/src/core/__init__.py', 'x = 1\n');
+      put('libs/core/tests/test_a.py');
+      put('libs/core/tests/test_b.py');
+      put('libs/core/tests/fixtures/sample/setup.py', 'from setuptools import setup\nsetup(name="sample")\n');
+      put('libs/core/tests/fixtures/sample/test_sample.py');
+      put('libs/cli/setup.py', 'from setuptools import setup\nsetup(name="cli")\n');
+      put('libs/cli/cli/__init__.py');
+      put('libs/cli/tests/test_a.py');
+      put('libs/core/requirements-test.txt', 'freezegun\n');
+      put('requirements-dev.txt', 'pyyaml\n');
+      put('libs/cli/requirements-dev.txt', 'requests\n');
+      const profile = await detectProfile(repo);
+      // What the project and the repo's root declare; not what the other projects do.
+      expect(profile.aptPackages).toEqual(['python3-freezegun', 'python3-pytest', 'python3-yaml']);
+      expect(profile.testArgs).toEqual(['-o', 'addopts=-q', 'libs/core/tests']);
+      expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'libs/core/src:libs/core:libs/cli' });
+      expect(profile.sourceFiles).toEqual(['libs/core/src/core/__init__.py']);
+      expect(profile.testFiles).toEqual(['libs/core/tests/fixtures/sample/setup.py', 'libs/core/tests/fixtures/sample/test_sample.py', 'libs/core/tests/test_a.py', 'libs/core/tests/test_b.py']);
+      expect(profile.provenance['project']).toMatch(/^libs\/core: .*holds the most test modules \(3\), before libs\/cli \(1\)/);
+      expect(profile.provenance['testArgs.addopts']).toBe('addopts from libs/core/pyproject.toml [tool.pytest.ini_options] without plugin options: --cov=core');
+      // A profile's "project" picks another; without a pytest config pytest stops looking for conftests there.
+      const cli = await detectProfile(repo, { overrides: [{ source: 'profile file p.json', values: { project: 'libs/cli' } }] });
+      expect(cli.testArgs).toEqual(['--confcutdir', 'libs/cli', 'libs/cli/tests']);
+      expect(cli.env['PYTHONPATH']).toBe('libs/cli:libs/core/src');
+      expect(cli.provenance['project']).toBe('libs/cli: from profile file p.json');
+      await expect(detectProfile(repo, { overrides: [{ source: 'p.json', values: { project: 'libs/none' } }] })).rejects.toThrow(/"project" names libs\/none/);
+      // As many test modules of the root's own keep the root (its developers install the nested
+      // projects beside it, as a workspace does); fewer do not.
+      put('tests/test_smoke.py');
+      expect((await detectProfile(repo)).provenance['project']).toMatch(/^libs\/core: .*before the root \(1\), libs\/cli \(1\)/);
+      put('tests/test_more.py');
+      put('tests/test_most.py');
+      const root = await detectProfile(repo);
+      expect(root.provenance['project']).toBeUndefined();
+      expect(root.env['PYTHONPATH']).toBe('libs/cli:libs/core/src');
+      expect(root.testArgs).toEqual(['libs', 'tests']);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
+  it('chooses the root when its config runs pytest, and never a sample project of the tests', () => {
+    const files = ['python/setup.py', 'python/pkg/__init__.py', 'python/tests/test_pkg.py', 'js/index.js'];
+    expect(chooseProject(files, false)).toMatchObject({ dir: 'python' });
+    expect(chooseProject(files, true)).toEqual({ dir: '', why: '' });
+    expect(chooseProject(['pkg/__init__.py', 'tests/test_pkg.py', 'tests/data/proj/setup.py', 'tests/data/proj/test_x.py'], false)).toEqual({ dir: '', why: '' });
+    // A config at the root runs the projects' tests together unless two would be one module (each project's tests/ a package).
+    const packages = ['api', 'sdk', 'sdk'].flatMap((name, index) => [`${name}/pyproject.toml`, `${name}/src/${name}/__init__.py`, `${name}/tests/__init__.py`, `${name}/tests/conftest.py`, `${name}/tests/test_${index}.py`]);
+    expect(chooseProject(packages, true)).toMatchObject({ dir: 'sdk', why: expect.stringContaining('two are module tests.conftest') });
+    const flat = ['api', 'sdk'].flatMap((name) => [`${name}/setup.py`, `${name}/${name}/__init__.py`, `${name}/tests/conftest.py`, `${name}/tests/test_${name}.py`]);
+    expect(chooseProject(flat, true)).toEqual({ dir: '', why: '' });
+    expect(chooseProject(flat, false)).toMatchObject({ dir: 'api' });
   });
 });

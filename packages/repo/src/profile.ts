@@ -37,6 +37,107 @@ export function isSkippedDir(relDir: string): boolean {
 }
 
 /** Options of {@link detectProfile} and {@link deriveProfile}. */
+/** Files that make a directory a Python project of its own. */
+const PROJECT_FILES = new Set(['pyproject.toml', 'setup.py', 'setup.cfg']);
+// A project under such a directory is a test's data (a sample project), not one of the repo's.
+const TEST_DATA_DIR = /^(?:fixtures?|test_?data|data|resources|samples?|examples?|example_scripts|cases)$/;
+/** Test modules by pytest's default names, for telling which project holds a repo's tests. */
+const TEST_MODULE = /(?:^|\/)(?:test_[^/]*|[^/]*_test|tests?)\.py$/;
+
+/** The directories of a repo's nested Python projects (not the root, not test data), deepest first. */
+function nestedProjectDirs(files: readonly string[]): string[] {
+  const dirs = new Set<string>();
+  for (const file of files) {
+    const slash = file.lastIndexOf('/');
+    if (slash < 0 || !PROJECT_FILES.has(file.slice(slash + 1))) continue;
+    const dir = file.slice(0, slash);
+    if (!isSkippedDir(dir) && !dir.split('/').some((part) => TEST_DATA_DIR.test(part))) dirs.add(dir);
+  }
+  return [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
+}
+
+/**
+ * Where a project's code is imported from once installed: its `src/` in a src layout (any
+ * Python code there: a package, a module, a namespace package without `__init__.py`), else its directory.
+ */
+function importRootOf(files: readonly string[], dir: string): string {
+  const src = `${dir}/src/`;
+  return files.some((file) => file.startsWith(src) && file.endsWith('.py')) ? `${dir}/src` : dir;
+}
+
+/** The project {@link chooseProject} picked: `dir` is `''` for the repo root. */
+export interface ProjectChoice {
+  dir: string;
+  why: string;
+}
+
+/**
+ * The first module name two of `modules` (test modules and conftests) would both be imported
+ * under by pytest's default import mode (the dotted path from the first directory up without
+ * an `__init__.py`), or null. One session cannot collect both (`import file mismatch`).
+ */
+function clashingModuleName(modules: readonly string[], files: ReadonlySet<string>): string | null {
+  const seen = new Map<string, string>();
+  for (const file of modules) {
+    const parts = file.slice(0, -'.py'.length).split('/');
+    let first = parts.length - 1;
+    while (first > 0 && files.has([...parts.slice(0, first), '__init__.py'].join('/'))) first -= 1;
+    // A conftest.py outside a package is imported apart from the others, by path.
+    if (first === parts.length - 1 && parts[first] === 'conftest') continue;
+    const name = parts.slice(first).join('.');
+    const other = seen.get(name);
+    if (other !== undefined && other !== file) return name;
+    seen.set(name, file);
+  }
+  return null;
+}
+
+/**
+ * The Python project of the repo whose tests envgen runs, as its developers run them. A repo
+ * may hold nested projects (directories with their own `pyproject.toml`, `setup.py` or
+ * `setup.cfg`, as in a monorepo's `libs/*` or a multi-language repo's `python/`) beside its
+ * root's own code. When a pytest config at the root (`rootRunsPytest`) runs their tests
+ * together and one session can collect them all, the root. Else the project (the root counted
+ * as one, first among equals) holding the most test modules: a nested one is run as its
+ * developers run it alone, after installing it. `chosen` (a profile's `project`, `.` for the
+ * root) overrides.
+ *
+ * @throws EnvgenError `config-invalid` when `chosen` holds no file of the repo.
+ */
+export function chooseProject(files: readonly string[], rootRunsPytest: boolean, chosen?: { dir: string; source: string }): ProjectChoice {
+  if (chosen !== undefined) {
+    if (chosen.dir === '.') return { dir: '', why: `the repo root, from ${chosen.source}` };
+    if (!files.some((file) => file.startsWith(`${chosen.dir}/`))) {
+      throw new EnvgenError('config-invalid', `${chosen.source}: "project" names ${chosen.dir}, which holds no file of the repo; name a directory of the repo (\`.\` for the root).`);
+    }
+    return { dir: chosen.dir, why: `from ${chosen.source}` };
+  }
+  const dirs = nestedProjectDirs(files);
+  if (dirs.length === 0) return { dir: '', why: '' };
+  const counts = new Map<string, number>([['', 0]]);
+  const modules: string[] = [];
+  for (const file of files) {
+    if (isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/'))))) continue;
+    if (file === 'conftest.py' || file.endsWith('/conftest.py')) modules.push(file);
+    if (!TEST_MODULE.test(file)) continue;
+    const owner = dirs.find((dir) => file.startsWith(`${dir}/`)) ?? '';
+    counts.set(owner, (counts.get(owner) ?? 0) + 1);
+    modules.push(file);
+  }
+  const clash = clashingModuleName(modules, new Set(files));
+  if (rootRunsPytest && clash === null) return { dir: '', why: '' };
+  // The root first among equals.
+  const ranked = [...counts].sort((a, b) => b[1] - a[1] || a[0].split('/').length - b[0].split('/').length || a[0].localeCompare(b[0]));
+  const [best] = ranked;
+  if (best === undefined || best[0] === '') return { dir: '', why: '' };
+  const others = ranked.slice(1).filter(([, count]) => count > 0).map(([dir, count]) => `${dir === '' ? 'the root' : dir} (${count})`);
+  const together = clash === null ? '' : ` (one session cannot collect them all: two are module ${clash})`;
+  return {
+    dir: best[0],
+    why: `the repo's tests live in nested projects${together}; ${best[0]} holds the most test modules (${best[1]})${others.length > 0 ? `, before ${others.join(', ')}` : ''}: set "project" in the profile to test another`,
+  };
+}
+
 export interface DetectProfileOptions {
   /** Debian packages the repo needs (ResolvedRepo.aptPackages); python3-pytest is always added. */
   aptPackages?: string[];
@@ -58,6 +159,27 @@ export interface TreeListing {
   declared?: DeclaredDependencies | 'unmapped' | null;
   /** The text of the top-level `setup.py`, when there is one. */
   setupScript?: string | null;
+  /**
+   * The Python project inside the repo the tests are run for, when it is not the repo root
+   * (see {@link chooseProject}): then every path above (`files`, config files, packaging) is
+   * relative to its directory.
+   */
+  project?: NestedProject;
+  /** The config files pytest reads for the project, repo-relative (default `configFiles`). */
+  pytestConfigFiles?: ConfigFile[];
+  /**
+   * Where the repo's other Python projects are imported from once installed (`libs/util/src`),
+   * repo-relative: a monorepo's developers install them all beside the one they test.
+   */
+  workspaceRoots?: string[];
+}
+
+/** A Python project in a subdirectory of the repo. */
+export interface NestedProject {
+  /** Its directory, repo-relative (`libs/core`). */
+  dir: string;
+  /** Why it was chosen, for provenance. */
+  why: string;
 }
 
 /** A `setup.py` that builds compiled extensions: setuptools' `Extension(...)`, `ext_modules`, Cython's `cythonize(...)`. */
@@ -85,11 +207,12 @@ function extensionSources(tree: TreeListing, testGlobs: readonly string[]): stri
  * missing) says so and lets the tests run: a pure-Python fallback then runs where the project
  * has one, and a test that needs the extension fails to import it, as it would for the user.
  */
-function buildExtensionsStep(python: string, sources: readonly string[]): string {
+function buildExtensionsStep(python: string, sources: readonly string[], dir: string): string {
   const named = sources.slice(0, 3).join(', ') + (sources.length > 3 ? `, ${sources.length - 3} more` : '');
+  const build = `${quoteShellWord(python)} setup.py build_ext --inplace`;
   return [
-    `# envgen: the compiled extensions setup.py builds, built in place as \`pip install -e .\` builds them (${named})`,
-    `${quoteShellWord(python)} setup.py build_ext --inplace || echo 'envgen: building the compiled extensions failed (output above); tests that import them will fail' >&2`,
+    `# envgen: the compiled extensions ${dir === '' ? '' : `${dir}/`}setup.py builds, built in place as \`pip install -e .\` builds them (${named})`,
+    `${dir === '' ? build : `(cd ${quoteShellWord(dir)} && ${build})`} || echo 'envgen: building the compiled extensions failed (output above); tests that import them will fail' >&2`,
   ].join('\n');
 }
 
@@ -106,6 +229,8 @@ function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverri
   const from: Record<string, string> = {};
   for (const override of overrides) {
     for (const [key, value] of Object.entries(override.values)) {
+      // Which project to test was settled before detection ({@link chooseProject}).
+      if (key === 'project') continue;
       if (key === 'env') {
         for (const name of Object.keys(value as Record<string, string>)) from[`env.${name}`] = override.source;
         values.env = { ...values.env, ...(value as Record<string, string>) };
@@ -137,7 +262,11 @@ function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverri
 export function deriveProfile(tree: TreeListing, options: DetectProfileOptions = {}): Profile {
   const provenance: Record<string, string> = {};
   const { values: override, from: overrideFrom } = collectOverrides(options.overrides ?? []);
-  const settings = readPytestSettings(tree.configFiles);
+  const settings = readPytestSettings(tree.pytestConfigFiles ?? tree.configFiles);
+  const project = tree.project;
+  /** A path of the project's tree (relative to its directory), repo-relative. */
+  const inRepo = (path: string): string => (project === undefined ? path : path === '' || path === '.' ? project.dir : `${project.dir}/${path}`);
+  if (project !== undefined) provenance['project'] = `${project.dir}: ${project.why}`;
 
   const venvDirs = tree.files.filter((file) => basenameOf(file) === 'pyvenv.cfg').map((file) => file.slice(0, -'pyvenv.cfg'.length));
   const pythonFiles = tree.files
@@ -158,7 +287,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   if (modules.length === 0) {
     throw new EnvgenError(
       'no-python-tests',
-      `No Python test files found: looked for ${testGlobs.join(', ')} (skipping VCS, cache, virtualenv and build dirs and top-level docs/examples). ` +
+      `No Python test files found${project === undefined ? '' : ` in ${project.dir}`}: looked for ${testGlobs.join(', ')} (skipping VCS, cache, virtualenv and build dirs and top-level docs/examples). ` +
         'If the tests live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).',
     );
   }
@@ -167,15 +296,23 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   // and with them which tests a bug reaches, so no verdict could be reproduced.
   const env: Record<string, string> = { PYTHONHASHSEED: '0' };
   provenance['env.PYTHONHASHSEED'] = 'pinned so test outcomes reproduce';
-  const srcPackage = pythonFiles.find((file) => /^src\/[^/]+\/__init__\.py$/.test(file) || /^src\/[^/]+\.py$/.test(file));
+  // A src layout: Python code under src/ (a package, a module, a namespace package without __init__.py).
+  const srcPackage = pythonFiles.find((file) => file.startsWith('src/'));
   // Package directories the packaging config names (lib/, python/), as `pip install -e .` makes them importable.
   const configuredRoots = packageRoots(tree.configFiles).filter((dir) => dir !== 'src' && pythonFiles.some((file) => file.startsWith(`${dir}/`) && !matchesAnyGlob(file, testGlobs)));
   const importRoots = [...(srcPackage === undefined ? [] : ['src']), ...configuredRoots];
-  if (importRoots.length > 0) {
-    env['PYTHONPATH'] = importRoots.join(':');
+  // A nested project's own directory stands where the repo root does for a root project (on
+  // the path of \`python -m pytest\`), and the repo's other projects are installed beside it.
+  const workspace = tree.workspaceRoots ?? [];
+  const searchPath = [...importRoots.map(inRepo), ...(project === undefined ? [] : [project.dir]), ...workspace];
+  if (searchPath.length > 0) {
+    env['PYTHONPATH'] = searchPath.join(':');
+    const others = workspace.length > 3 ? `${workspace.slice(0, 3).join(', ')} and ${workspace.length - 3} more` : workspace.join(', ');
     provenance['env.PYTHONPATH'] = [
-      ...(srcPackage === undefined ? [] : [`src layout (${srcPackage})`]),
-      ...(configuredRoots.length > 0 ? [`package directories of the packaging config (${configuredRoots.join(', ')})`] : []),
+      ...(srcPackage === undefined ? [] : [`src layout (${inRepo(srcPackage)})`]),
+      ...(configuredRoots.length > 0 ? [`package directories of the packaging config (${configuredRoots.map(inRepo).join(', ')})`] : []),
+      ...(project === undefined ? [] : ["the project's directory"]),
+      ...(workspace.length > 0 ? [`the repo's other projects as a workspace installs them (${others})`] : []),
     ].join(' + ');
   }
 
@@ -203,8 +340,22 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     const clean = entry.replace(/^\.\//, '').replace(/\/$/, '');
     return tree.files.some((file) => file === clean || file.startsWith(`${clean}/`) || clean === '.');
   };
-  const configured = (settings?.testpaths ?? []).filter(existing);
-  if (configured.length) {
+  // A nested project's testpaths count when its own config holds them (relative to its directory).
+  const ownSettings = project === undefined || (tree.pytestConfigFiles ?? []).every((file) => file.path.startsWith(`${project.dir}/`));
+  const configured = (ownSettings ? (settings?.testpaths ?? []) : []).filter(existing);
+  if (project !== undefined) {
+    // pytest finds the project's config above the paths it is given, and without one stops
+    // looking for conftest.py files at the project's directory, as in a run from there.
+    if (settings === null) testArgs.push('--confcutdir', project.dir);
+    // Run from the repo root, pytest is given the project's test paths.
+    const selection = configured.length
+      ? configured.map((entry) => inRepo(entry.replace(/^\.\//, '').replace(/\/$/, '')))
+      : settings?.addopts.some((word) => word === '--doctest-modules' || word.startsWith('--doctest-glob'))
+        ? [project.dir]
+        : [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) ? topLevelEntry(file) : file)))].sort();
+    testArgs.push(...selection);
+    provenance['testArgs'] = configured.length ? `testpaths from ${settings?.source ?? ''}, in the project's directory` : `the project's entries holding test files`;
+  } else if (configured.length) {
     // pytest applies testpaths itself (globbed, missing entries ignored) when given no paths,
     // the way a user runs it; naming them would also change how it finds rootdir and conftests.
     provenance['testArgs'] = `none: pytest applies testpaths from ${settings?.source ?? ''} itself`;
@@ -222,7 +373,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   }
 
   const python = override.python ?? DEFAULT_PYTHON;
-  const extensions = extensionSources(tree, testGlobs);
+  const extensions = extensionSources(tree, testGlobs).map(inRepo);
   // What building them takes: a compiler, Python's headers, setuptools, and Cython for .pyx sources.
   const buildPackages = extensions.length === 0 ? [] : ['gcc', 'g++', 'python3-dev', 'python3-setuptools', ...(extensions.some((file) => file.endsWith('.pyx')) ? ['cython3'] : [])];
   const fromDebian = (options.aptPackages?.length ?? 0) > 0;
@@ -235,9 +386,11 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   } else if (tree.declared === 'unmapped') provenance['aptPackages'] = "default (python3-pytest); the declared dependencies are not mapped to Debian packages: dh-python's map is missing (apt-get install dh-python)";
   else provenance['aptPackages'] = 'default (python3-pytest)';
   if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
+  const packaging = tree.packaging && tree.packaging.versionFile !== null ? { ...tree.packaging, versionFile: { ...tree.packaging.versionFile, path: inRepo(tree.packaging.versionFile.path) } } : tree.packaging;
+  const metadataDir = importRoots[0] === undefined ? inRepo('') : inRepo(importRoots[0]);
   const install = [
-    ...(extensions.length > 0 ? [buildExtensionsStep(python, extensions)] : []),
-    ...(tree.packaging ? [installedMetadataStep(tree.packaging, importRoots[0] === undefined ? '' : `${importRoots[0]}/`)] : []),
+    ...(extensions.length > 0 ? [buildExtensionsStep(python, extensions, project?.dir ?? '')] : []),
+    ...(packaging ? [installedMetadataStep(packaging, metadataDir === '' ? '' : `${metadataDir}/`)] : []),
   ];
   const installFrom = [
     ...(extensions.length > 0 ? [`compiled extensions of setup.py built in place (${extensions.length} C/C++/Cython source(s))`] : []),
@@ -255,8 +408,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     install: override.install ?? install,
     testArgs: override.testArgs ?? testArgs,
     testGlobs,
-    sourceFiles,
-    testFiles,
+    sourceFiles: sourceFiles.map(inRepo),
+    testFiles: testFiles.map(inRepo),
     deselect: override.deselect ?? [],
     timeoutMs: override.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     testTimeoutMs: override.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS,
@@ -280,6 +433,13 @@ async function listFiles(root: string, rel = ''): Promise<string[]> {
   return files;
 }
 
+/** What two places declare, together. */
+function mergeDeclared(a: DeclaredDependencies | null, b: DeclaredDependencies | null): DeclaredDependencies | null {
+  if (a === null || b === null) return a ?? b;
+  const packages = [...new Set([...a.packages, ...b.packages])].sort();
+  return { packages, unpackaged: [...new Set([...a.unpackaged, ...b.unpackaged])].sort(), sources: [...a.sources, ...b.sources] };
+}
+
 /**
  * Detects how to run the tests of the checkout at `worktreePath` (see {@link deriveProfile} for
  * the rules), then applies `options.overrides`. Provenance records where each setting came from.
@@ -288,25 +448,58 @@ async function listFiles(root: string, rel = ''): Promise<string[]> {
  */
 export async function detectProfile(worktreePath: string, options: DetectProfileOptions = {}): Promise<Profile> {
   const files = await listFiles(worktreePath);
-  const configFiles: ConfigFile[] = [];
-  for (const name of CONFIG_FILE_NAMES) {
-    const info = await lstat(join(worktreePath, name)).catch(() => null);
-    if (info?.isFile()) configFiles.push({ path: name, text: await readFile(join(worktreePath, name), 'utf8') });
-  }
+  const readConfigs = async (dir: string): Promise<ConfigFile[]> => {
+    const configs: ConfigFile[] = [];
+    for (const name of CONFIG_FILE_NAMES) {
+      const path = dir === '' ? name : `${dir}/${name}`;
+      const info = await lstat(join(worktreePath, path)).catch(() => null);
+      if (info?.isFile()) configs.push({ path, text: await readFile(join(worktreePath, path), 'utf8') });
+    }
+    return configs;
+  };
+  const rootConfigs = await readConfigs('');
+  const chosen = [...(options.overrides ?? [])].reverse().find((override) => override.values.project !== undefined);
+  const choice = chooseProject(files, readPytestSettings(rootConfigs) !== null, chosen === undefined ? undefined : { dir: chosen.values.project ?? '.', source: chosen.source });
+  const prefix = choice.dir === '' ? '' : `${choice.dir}/`;
+  const root = join(worktreePath, choice.dir);
+  const projectFiles = files.filter((file) => file.startsWith(prefix)).map((file) => file.slice(prefix.length));
+  const configFiles = choice.dir === '' ? rootConfigs : (await readConfigs(choice.dir)).map((file) => ({ ...file, path: file.path.slice(prefix.length) }));
   const packaging = await readPackaging(
-    worktreePath,
-    files,
+    root,
+    projectFiles,
     // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
-    files.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file)),
+    projectFiles.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file)),
   );
   let declared: TreeListing['declared'] = null;
   if (!options.aptPackages?.length) {
     const debianMap = await readDebianMap();
-    declared = await readDeclaredDependencies(worktreePath, files, debianMap);
+    declared = await readDeclaredDependencies(root, projectFiles, debianMap);
+    if (choice.dir !== '') {
+      // A monorepo's root declares what every project's tests need (dev requirements, tox deps).
+      const nested = nestedProjectDirs(files);
+      const fromRoot = await readDeclaredDependencies(worktreePath, files.filter((file) => !nested.some((dir) => file.startsWith(`${dir}/`))), debianMap);
+      declared = mergeDeclared(declared === null ? null : { ...declared, sources: declared.sources.map((source) => `${choice.dir}/${source}`) }, fromRoot);
+    }
     if (declared !== null && debianMap.size === 0) declared = 'unmapped';
   }
-  const setupScript = files.includes('setup.py') ? await readFile(join(worktreePath, 'setup.py'), 'utf8').catch(() => null) : null;
-  return deriveProfile({ files, configFiles, packaging, declared, setupScript }, options);
+  const setupScript = projectFiles.includes('setup.py') ? await readFile(join(root, 'setup.py'), 'utf8').catch(() => null) : null;
+  const workspaceRoots = nestedProjectDirs(files)
+    .filter((dir) => dir !== choice.dir)
+    .map((dir) => importRootOf(files, dir))
+    .sort();
+  const tree: TreeListing = { files: projectFiles, configFiles, packaging, declared, setupScript, ...(workspaceRoots.length > 0 ? { workspaceRoots } : {}) };
+  if (choice.dir === '') return deriveProfile(tree, options);
+  // pytest reads the first config file it finds from the project's directory up to the root.
+  const ancestors = [...choice.dir.split('/').map((_, index, parts) => parts.slice(0, parts.length - index).join('/')), ''];
+  for (const dir of ancestors) {
+    const configs = await readConfigs(dir);
+    if (readPytestSettings(configs) !== null) {
+      tree.pytestConfigFiles = configs;
+      break;
+    }
+  }
+  tree.project = { dir: choice.dir, why: choice.why };
+  return deriveProfile(tree, options);
 }
 
 /**

@@ -65,13 +65,13 @@ function fromPyproject(file: ConfigFile): PytestSettings | null {
 }
 
 /**
- * The pytest settings of a repo root, choosing the file the way pytest does: `pytest.ini` or
+ * The pytest settings of a directory's config `files` (all in that directory), choosing the file the way pytest does: `pytest.ini` or
  * `.pytest.ini` (always, even without a `[pytest]` section), then `pyproject.toml` with
  * `[tool.pytest.ini_options]`, `tox.ini` with `[pytest]`, `setup.cfg` with `[tool:pytest]`.
  * Null when none applies.
  */
 export function readPytestSettings(files: ConfigFile[]): PytestSettings | null {
-  const byName = new Map(files.map((file) => [file.path, file]));
+  const byName = new Map(files.map((file) => [file.path.slice(file.path.lastIndexOf('/') + 1), file]));
   const readers: Array<[string, (file: ConfigFile) => PytestSettings | null]> = [
     ['pytest.ini', (file) => fromIni(file, 'pytest', false)],
     ['.pytest.ini', (file) => fromIni(file, 'pytest', false)],
