@@ -114,6 +114,8 @@ export interface Shape {
   installed?: boolean;
   /** The directory of the project in the repo its developers run pytest in (a monorepo's package). */
   project?: string;
+  /** Options plain pytest needs on this machine beyond the project's own (see each shape). */
+  plainArgs?: string[];
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -576,6 +578,31 @@ def test_apply_negate():
       'lib/ivl/__init__.py': LIB,
       'tests/test_ivl.py': LIB_TESTS,
     },
+  },
+  'warnings-error-plugin-options': {
+    about: "addopts `-W=error --asyncio-mode=auto` (a plugin's option) and a config key the machine's pytest-asyncio is too old to know (tqdm)",
+    // The developers' newer pytest-asyncio knows asyncio_default_fixture_loop_scope; Debian's 0.20 warns about it, an error under -W=error.
+    plainArgs: ['-W', 'ignore::pytest.PytestConfigWarning'],
+    files: {
+      'pyproject.toml': `[tool.pytest.ini_options]
+addopts = "-W=error --asyncio-mode=auto"
+asyncio_default_fixture_loop_scope = "function"
+`,
+      'ivl/__init__.py': `${LIB}
+
+async def atotal(values):
+    return total(values)
+`,
+      'tests/test_ivl.py': `${LIB_TESTS}
+
+from ivl import atotal
+
+
+async def test_atotal():
+    assert await atotal([1, 2, 3]) == 6
+`,
+    },
+    mustHold: ['tests/test_ivl.py::test_atotal', 'tests/test_ivl.py::test_width'],
   },
   'monorepo': {
     about: 'a repo of several Python projects (libs/ivl, libs/fmt), each with its own pyproject.toml, src layout, pytest config and tests whose file names clash, and none at the root',

@@ -322,10 +322,10 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
       const path = name.split('.').join('/');
       return [...importRoots.map((root) => `${root}/`), ''].some((prefix) => tree.files.includes(`${prefix}${path}.py`) || tree.files.includes(`${prefix}${path}/__init__.py`));
     };
-    const { kept, dropped } = filterAddopts(settings.addopts, isProjectModule);
+    const { kept, dropped, ini } = filterAddopts(settings.addopts, isProjectModule);
     if (dropped.length) {
-      testArgs.push('-o', `addopts=${joinShellWords(kept)}`);
-      provenance['testArgs.addopts'] = `addopts from ${settings.source} without plugin options: ${dropped.join(' ')}`;
+      testArgs.push('-o', `addopts=${joinShellWords(kept)}`, ...ini.flatMap((value) => ['-o', value]));
+      provenance['testArgs.addopts'] = `addopts from ${settings.source} without plugin options: ${dropped.join(' ')}${ini.length > 0 ? ` (given as ${ini.map((value) => `-o ${value}`).join(' ')}, which only warns without the plugin)` : ''}`;
     }
   }
   if (settings && turnsWarningsIntoErrors(settings) && !override.testArgs) {

@@ -38,6 +38,8 @@ describe('readPytestSettings', () => {
     expect(turnsWarningsIntoErrors({ filterwarnings: [], addopts: ['-W', 'error::UserWarning'] })).toBe(true);
     expect(turnsWarningsIntoErrors({ filterwarnings: [], addopts: ['-Werror'] })).toBe(true);
     expect(turnsWarningsIntoErrors({ filterwarnings: [], addopts: ['--pythonwarnings=error'] })).toBe(true);
+    // tqdm's addopts: pytest reads -W=error as -W error.
+    expect(turnsWarningsIntoErrors({ filterwarnings: [], addopts: ['-v', '-W=error'] })).toBe(true);
     expect(turnsWarningsIntoErrors({ filterwarnings: ['default'], addopts: ['-W', 'ignore'] })).toBe(false);
   });
 
@@ -63,6 +65,7 @@ describe('filterAddopts', () => {
     expect(filterAddopts(['-ra', '--cov=pkg', '--cov-report', 'term', '-n', 'auto', '--doctest-modules', '-p', 'no:cacheprovider', '-p', 'xdist', '--timeout=30', '-pfoo'])).toEqual({
       kept: ['-ra', '--doctest-modules', '-p', 'no:cacheprovider'],
       dropped: ['--cov=pkg', '--cov-report', 'term', '-n', 'auto', '-p', 'xdist', '--timeout=30', '-pfoo'],
+      ini: [],
     });
   });
 
@@ -70,6 +73,15 @@ describe('filterAddopts', () => {
     expect(filterAddopts(['--strict-markers', '--strict-config', '--import-mode=importlib'])).toEqual({
       kept: ['--strict-markers', '--import-mode=importlib'],
       dropped: ['--strict-config'],
+      ini: [],
+    });
+  });
+
+  it('gives a plugin option that is also an ini key as the key (a usage error without the plugin, a warning as -o)', () => {
+    expect(filterAddopts(['-v', '--asyncio-mode=strict', '--asyncio-mode', 'auto'])).toEqual({
+      kept: ['-v'],
+      dropped: ['--asyncio-mode=strict', '--asyncio-mode=auto'],
+      ini: ['asyncio_mode=strict', 'asyncio_mode=auto'],
     });
   });
 });

@@ -100,6 +100,12 @@ const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
   [/^--strict-config$/, false],
 ];
 
+/**
+ * Options of plugins that also read an ini key: a usage error without the plugin, while the
+ * key given as `-o key=value` on the command line only warns then, and does the same with it.
+ */
+const PLUGIN_INI_OPTIONS: ReadonlyMap<string, string> = new Map([['--asyncio-mode', 'asyncio_mode']]);
+
 /** pytest's own plugins, which `-p NAME` can always load. */
 const BUILTIN_PLUGINS: ReadonlySet<string> = new Set([
   'pytester', 'doctest', 'faulthandler', 'junitxml', 'warnings', 'logging', 'capture', 'tmpdir', 'monkeypatch',
@@ -111,13 +117,15 @@ const BUILTIN_PLUGINS: ReadonlySet<string> = new Set([
 /**
  * Splits `addopts` into what is kept and what is dropped: plugin options (coverage, xdist,
  * reruns, timeouts, linters, HTML reports) and `-p <plugin>` loads of third-party plugins,
- * which fail or slow runs when the plugin is absent. `-p no:<plugin>`, pytest's own plugins
+ * which fail or slow runs when the plugin is absent; options a plugin also reads as an ini key
+ * (`--asyncio-mode=auto`) come back as that key's value (`ini`: `asyncio_mode=auto`) for `-o`. `-p no:<plugin>`, pytest's own plugins
  * and plugins that are modules of the project (`isProjectModule`, e.g. `tests.plugin`) are
  * kept: the suite needs them to run as it does under plain pytest.
  */
-export function filterAddopts(addopts: string[], isProjectModule: (name: string) => boolean = () => false): { kept: string[]; dropped: string[] } {
+export function filterAddopts(addopts: string[], isProjectModule: (name: string) => boolean = () => false): { kept: string[]; dropped: string[]; ini: string[] } {
   const kept: string[] = [];
   const dropped: string[] = [];
+  const ini: string[] = [];
   const loadable = (name: string): boolean => name.startsWith('no:') || BUILTIN_PLUGINS.has(name) || isProjectModule(name);
   for (let i = 0; i < addopts.length; i += 1) {
     const word = addopts[i] ?? '';
@@ -128,6 +136,14 @@ export function filterAddopts(addopts: string[], isProjectModule: (name: string)
       i += words.length - 1;
       continue;
     }
+    const [name = '', joined] = word.split(/=(.*)/s);
+    const key = PLUGIN_INI_OPTIONS.get(name);
+    if (key !== undefined) {
+      const value = joined ?? addopts[(i += 1)] ?? '';
+      dropped.push(`${name}=${value}`);
+      ini.push(`${key}=${value}`);
+      continue;
+    }
     const match = PLUGIN_OPTIONS.find(([pattern]) => pattern.test(word));
     if (match === undefined) {
       kept.push(word);
@@ -136,7 +152,7 @@ export function filterAddopts(addopts: string[], isProjectModule: (name: string)
     dropped.push(word);
     if (match[1] && i + 1 < addopts.length) dropped.push(addopts[(i += 1)] ?? '');
   }
-  return { kept, dropped };
+  return { kept, dropped, ini };
 }
 
 /**
@@ -147,7 +163,8 @@ export function turnsWarningsIntoErrors(settings: Pick<PytestSettings, 'filterwa
   const isError = (filter: string): boolean => filter.split(':')[0]?.trim() === 'error';
   const fromAddopts = settings.addopts.flatMap((word, index) => {
     if (word === '-W' || word === '--pythonwarnings') return [settings.addopts[index + 1] ?? ''];
-    const joined = /^(?:-W|--pythonwarnings=)(.+)$/.exec(word);
+    // pytest reads `-W=error` as `-W error`.
+    const joined = /^(?:-W=?|--pythonwarnings=)(.+)$/.exec(word);
     return joined === null ? [] : [joined[1] ?? ''];
   });
   return [...settings.filterwarnings, ...fromAddopts].some(isError);

@@ -87,6 +87,16 @@ dev = ["mypy", "ruff", "hypothesis"]
     });
   });
 
+  it("reads tox's deps from pyproject's legacy_tox_ini, following {[section]deps} references", async () => {
+    const legacy = '[core]\ndeps=\n    pytest-cov\n    hypothesis\n\n[testenv]\ndeps=\n    {[core]deps}\n    freezegun\n';
+    const { root, files } = tree({ 'pyproject.toml': `[project]\nname = "x"\n\n[tool.tox]\nlegacy_tox_ini = """\n${legacy}"""\n` });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-freezegun', 'python3-hypothesis', 'python3-pytest-cov'],
+      unpackaged: [],
+      sources: ['pyproject.toml [tool.tox] legacy_tox_ini [testenv] deps'],
+    });
+  });
+
   it('is null when the project declares nothing beyond pytest and tooling', async () => {
     const { root, files } = tree({ 'pyproject.toml': '[project]\nname = "x"\n\n[project.optional-dependencies]\ntest = ["pytest"]\n' });
     expect(await readDeclaredDependencies(root, files, MAP)).toBeNull();

@@ -40,6 +40,13 @@ function includedFile(line: string): string | undefined {
   return include?.[1] ?? include?.[2];
 }
 
+/** A value of tox's config with its `{[section]key}` references put in (as tox substitutes them). */
+function toxValue(ini: ReadonlyMap<string, ReadonlyMap<string, string>>, section: string, key: string, depth = 0): string {
+  const value = ini.get(section)?.get(key) ?? '';
+  if (depth > 5) return value;
+  return value.replace(/\{\[([^\]]+)\]([^}\s]+)\}/g, (_, other: string, otherKey: string) => toxValue(ini, other, otherKey, depth + 1));
+}
+
 /** dh-python's map: normalized distribution name → Debian package (python3-* only). Empty when dh-python is not installed. */
 export async function readDebianMap(path = DH_PYTHON_MAP): Promise<Map<string, string>> {
   const text = await readFile(path, 'utf8').catch(() => '');
@@ -72,7 +79,7 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filt
  * `[project] dependencies`, its optional-dependency and dependency groups for tests and
  * development, Poetry's dependencies and groups, setup.cfg's `install_requires` and test
  * extras, requirements files for tests and development (following `-r`), and tox's
- * `[testenv] deps`; mapped to Debian packages by dh-python's map. Null when it declares none.
+ * `[testenv] deps` (in tox.ini or pyproject's `[tool.tox] legacy_tox_ini`, `{[section]deps}` references followed); mapped to Debian packages by dh-python's map. Null when it declares none.
  *
  * @param files repo-relative paths of the tree's files
  */
@@ -117,10 +124,13 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     }
   }
 
-  const toxIni = await readText(root, 'tox.ini');
-  const toxDeps = toxIni === null ? [] : (parseIni(toxIni).get('testenv')?.get('deps') ?? '').split('\n');
+  // tox's config: tox.ini, else pyproject's [tool.tox] legacy_tox_ini.
+  const legacyTox = table(table(pyproject['tool'])['tox'])['legacy_tox_ini'];
+  const toxFile = await readText(root, 'tox.ini');
+  const toxIni = toxFile ?? (typeof legacyTox === 'string' ? legacyTox : null);
+  const toxDeps = toxIni === null ? [] : toxValue(parseIni(toxIni), 'testenv', 'deps').split('\n');
   const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
-  declare('tox.ini [testenv] deps', toxDeps.map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
+  declare(`${toxFile === null ? 'pyproject.toml [tool.tox] legacy_tox_ini' : 'tox.ini'} [testenv] deps`, toxDeps.map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
 
   const seen = new Set<string>();
   const readRequirements = async (path: string): Promise<void> => {
