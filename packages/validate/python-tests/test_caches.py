@@ -3,6 +3,7 @@ next instead of made again, only for the same path, bytes, Python and pytest."""
 
 import os
 import shutil
+import sys
 import tempfile
 import unittest
 
@@ -78,3 +79,32 @@ class RewriteCacheTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PreloadTest(unittest.TestCase):
+    """Plugins pytest loads through its entry points are left to each session to import."""
+
+    def test_a_fresh_session_under_error_filters_after_a_preload(self):
+        try:
+            import pytest_asyncio  # noqa: F401 - only its presence matters
+        except ImportError:
+            self.skipTest("needs a pytest plugin with a pytest11 entry point (python3-pytest-asyncio)")
+        import subprocess
+
+        root = tempfile.mkdtemp(prefix="envgen-root-")
+        try:
+            _write(os.path.join(root, "test_a.py"), "def test_a():\n    assert True\n")
+            script = (
+                "import sys\n"
+                "from envgen_warm import caches\n"
+                "answer = caches._preload({'modules': ['pytest_asyncio', 'json']}, sys.argv[1])\n"
+                "assert 'json' in sys.modules and answer['failed'] == []\n"
+                "import pytest\n"
+                "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-W', 'error', sys.argv[1]]))\n"
+            )
+            support = os.path.dirname(os.path.dirname(os.path.abspath(caches.__file__)))
+            env = dict(os.environ, PYTHONPATH=support)
+            run = subprocess.run([sys.executable, "-c", script, root], capture_output=True, text=True, cwd=root, env=env)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)

@@ -292,11 +292,40 @@ def _rewrite(paths, root, cache=None, out=None):
     return hits, written
 
 
+def _plugin_packages():
+    """Top-level modules of the distributions that declare pytest plugins (``pytest11`` entry
+    points). A pytest session marks them for assertion rewriting when it starts; one imported
+    before that, outside pytest's import hook, makes it warn "Module already imported so cannot
+    be rewritten", an error that stops the session under ``-W error``, as plain pytest does not."""
+    from importlib import metadata
+
+    names = set()
+    for dist in metadata.distributions():
+        try:
+            plugins = [entry for entry in dist.entry_points if entry.group == "pytest11"]
+        except Exception:  # noqa: BLE001 - a broken distribution's metadata declares nothing
+            continue
+        if not plugins:
+            continue
+        names.update(entry.value.split(":")[0].split(".")[0] for entry in plugins)
+        for path in dist.files or ():
+            parts = path.parts
+            if len(parts) == 1 and parts[0].endswith(".py"):
+                names.add(parts[0][: -len(".py")])
+            elif len(parts) == 2 and parts[1] == "__init__.py":
+                names.add(parts[0])
+    return names
+
+
 def _preload(request, root):
     hits, written = _rewrite(request.get("rewrite") or [], root, request.get("cache"), request.get("cache_out"))
     _compile(request.get("compile") or [], root)
     failed = []
+    plugins = _plugin_packages()
     for name in request.get("modules") or []:
+        # A fresh session in a child imports pytest's plugins through its own hook, as plain pytest does.
+        if name.split(".")[0] in plugins:
+            continue
         try:
             __import__(name)
         except BaseException:  # noqa: BLE001 - a module that cannot load in the server loads in the child
