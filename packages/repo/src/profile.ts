@@ -36,7 +36,6 @@ export function isSkippedDir(relDir: string): boolean {
   return parts.some((part) => SKIPPED_DIR_NAMES.has(part) || part.endsWith('.egg-info')) || SKIPPED_TOP_DIRS.has(parts[0] ?? '');
 }
 
-/** Options of {@link detectProfile} and {@link deriveProfile}. */
 /** Files that make a directory a Python project of its own. */
 const PROJECT_FILES = new Set(['pyproject.toml', 'setup.py', 'setup.cfg']);
 // A project under such a directory is a test's data (a sample project), not one of the repo's.
@@ -138,6 +137,7 @@ export function chooseProject(files: readonly string[], rootRunsPytest: boolean,
   };
 }
 
+/** Options of {@link detectProfile} and {@link deriveProfile}. */
 export interface DetectProfileOptions {
   /** Debian packages the repo needs (ResolvedRepo.aptPackages); python3-pytest is always added. */
   aptPackages?: string[];
@@ -336,37 +336,34 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     testArgs.push('-W', 'ignore::pytest.PytestConfigWarning');
     provenance['testArgs.W'] = `${settings.source} turns warnings into errors: pytest's start-up config warnings (unknown keys of plugins the machine has older or lacks) are ignored`;
   }
+  const cleanEntry = (entry: string): string => entry.replace(/^\.\//, '').replace(/\/$/, '');
   const existing = (entry: string): boolean => {
-    const clean = entry.replace(/^\.\//, '').replace(/\/$/, '');
+    const clean = cleanEntry(entry);
     return tree.files.some((file) => file === clean || file.startsWith(`${clean}/`) || clean === '.');
   };
   // A nested project's testpaths count when its own config holds them (relative to its directory).
   const ownSettings = project === undefined || (tree.pytestConfigFiles ?? []).every((file) => file.path.startsWith(`${project.dir}/`));
   const configured = (ownSettings ? (settings?.testpaths ?? []) : []).filter(existing);
+  const doctests = settings?.addopts.some((word) => word === '--doctest-modules' || word.startsWith('--doctest-glob')) === true;
+  // pytest collects only python_files from a directory: a suite file named otherwise
+  // (tests/test.py) is named itself, as its users run it.
+  const entries = [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) ? topLevelEntry(file) : file)))].sort();
   if (project !== undefined) {
     // pytest finds the project's config above the paths it is given, and without one stops
     // looking for conftest.py files at the project's directory, as in a run from there.
     if (settings === null) testArgs.push('--confcutdir', project.dir);
     // Run from the repo root, pytest is given the project's test paths.
-    const selection = configured.length
-      ? configured.map((entry) => inRepo(entry.replace(/^\.\//, '').replace(/\/$/, '')))
-      : settings?.addopts.some((word) => word === '--doctest-modules' || word.startsWith('--doctest-glob'))
-        ? [project.dir]
-        : [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) ? topLevelEntry(file) : file)))].sort();
-    testArgs.push(...selection);
+    testArgs.push(...(configured.length ? configured.map((entry) => inRepo(cleanEntry(entry))) : doctests ? [project.dir] : entries));
     provenance['testArgs'] = configured.length ? `testpaths from ${settings?.source ?? ''}, in the project's directory` : `the project's entries holding test files`;
   } else if (configured.length) {
     // pytest applies testpaths itself (globbed, missing entries ignored) when given no paths,
     // the way a user runs it; naming them would also change how it finds rootdir and conftests.
     provenance['testArgs'] = `none: pytest applies testpaths from ${settings?.source ?? ''} itself`;
-  } else if (settings?.addopts.some((word) => word === '--doctest-modules' || word.startsWith('--doctest-glob'))) {
+  } else if (doctests) {
     // Doctests live in source files and docs: only pytest's own discovery from the root finds them all.
-    provenance['testArgs'] = `none: addopts in ${settings.source} enable doctests, so pytest discovers from the repo root`;
+    provenance['testArgs'] = `none: addopts in ${settings?.source ?? ''} enable doctests, so pytest discovers from the repo root`;
   } else {
-    // pytest collects only python_files from a directory: a suite file named otherwise
-    // (tests/test.py) is named itself, as its users run it.
-    const entry = (file: string): string => (matchesAnyGlob(file, patterns) ? topLevelEntry(file) : file);
-    testArgs.push(...[...new Set(modules.map(entry))].sort());
+    testArgs.push(...entries);
     provenance['testArgs'] = settings?.testpaths?.length
       ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)`
       : 'top-level entries holding test files';
@@ -458,12 +455,14 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     return configs;
   };
   const rootConfigs = await readConfigs('');
+  const nested = nestedProjectDirs(files);
   const chosen = [...(options.overrides ?? [])].reverse().find((override) => override.values.project !== undefined);
   const choice = chooseProject(files, readPytestSettings(rootConfigs) !== null, chosen === undefined ? undefined : { dir: chosen.values.project ?? '.', source: chosen.source });
   const prefix = choice.dir === '' ? '' : `${choice.dir}/`;
   const root = join(worktreePath, choice.dir);
   const projectFiles = files.filter((file) => file.startsWith(prefix)).map((file) => file.slice(prefix.length));
-  const configFiles = choice.dir === '' ? rootConfigs : (await readConfigs(choice.dir)).map((file) => ({ ...file, path: file.path.slice(prefix.length) }));
+  const projectConfigs = choice.dir === '' ? rootConfigs : await readConfigs(choice.dir);
+  const configFiles = projectConfigs.map((file) => ({ ...file, path: file.path.slice(prefix.length) }));
   const packaging = await readPackaging(
     root,
     projectFiles,
@@ -476,14 +475,13 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     declared = await readDeclaredDependencies(root, projectFiles, debianMap);
     if (choice.dir !== '') {
       // A monorepo's root declares what every project's tests need (dev requirements, tox deps).
-      const nested = nestedProjectDirs(files);
       const fromRoot = await readDeclaredDependencies(worktreePath, files.filter((file) => !nested.some((dir) => file.startsWith(`${dir}/`))), debianMap);
       declared = mergeDeclared(declared === null ? null : { ...declared, sources: declared.sources.map((source) => `${choice.dir}/${source}`) }, fromRoot);
     }
     if (declared !== null && debianMap.size === 0) declared = 'unmapped';
   }
   const setupScript = projectFiles.includes('setup.py') ? await readFile(join(root, 'setup.py'), 'utf8').catch(() => null) : null;
-  const workspaceRoots = nestedProjectDirs(files)
+  const workspaceRoots = nested
     .filter((dir) => dir !== choice.dir)
     .map((dir) => importRootOf(files, dir))
     .sort();
@@ -492,7 +490,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   // pytest reads the first config file it finds from the project's directory up to the root.
   const ancestors = [...choice.dir.split('/').map((_, index, parts) => parts.slice(0, parts.length - index).join('/')), ''];
   for (const dir of ancestors) {
-    const configs = await readConfigs(dir);
+    const configs = dir === choice.dir ? projectConfigs : dir === '' ? rootConfigs : await readConfigs(dir);
     if (readPytestSettings(configs) !== null) {
       tree.pytestConfigFiles = configs;
       break;
