@@ -155,12 +155,14 @@ describe('detectProfile', () => {
       put('libs/cli/setup.py', 'from setuptools import setup\nsetup(name="cli")\n');
       put('libs/cli/cli/__init__.py');
       put('libs/cli/tests/test_a.py');
-      put('libs/core/requirements-test.txt', 'freezegun\n');
+      put('libs/core/requirements-test.txt', 'freezegun\ncli>=1\nnot-in-debian-xyz\n');
       put('requirements-dev.txt', 'pyyaml\n');
       put('libs/cli/requirements-dev.txt', 'requests\n');
       const profile = await detectProfile(repo);
       // What the project and the repo's root declare; not what the other projects do.
       expect(profile.aptPackages).toEqual(['python3-freezegun', 'python3-pytest', 'python3-yaml']);
+      // A sibling project it needs (libs/cli's setup.py names it "cli") is the repo's own, not a missing package.
+      expect(profile.provenance['aptPackages']).toMatch(/; not packaged in Debian: not-in-debian-xyz \+ python3-pytest$/);
       expect(profile.testArgs).toEqual(['-o', 'addopts=-q', 'libs/core/tests']);
       expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'libs/core/src:libs/core:libs/cli' });
       expect(profile.sourceFiles).toEqual(['libs/core/src/core/__init__.py']);

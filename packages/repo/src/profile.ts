@@ -6,7 +6,7 @@ import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides
 import { installedMetadataStep, packageRoots, readPackaging } from './packaging.js';
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
-import { readDebianMap, readDeclaredDependencies } from './requirements.js';
+import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
 import type { ConfigFile } from './pytest-config.js';
 import type { Profile } from './types.js';
@@ -472,10 +472,13 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   let declared: TreeListing['declared'] = null;
   if (!options.aptPackages?.length) {
     const debianMap = await readDebianMap();
-    declared = await readDeclaredDependencies(root, projectFiles, debianMap);
+    // The repo's other projects are on the tests' path (workspaceRoots below), not Debian's to give.
+    const siblings = await Promise.all([...nested, ''].filter((dir) => dir !== choice.dir).map((dir) => readDistributionName(join(worktreePath, dir))));
+    const provided = siblings.filter((name): name is string => name !== null);
+    declared = await readDeclaredDependencies(root, projectFiles, debianMap, provided);
     if (choice.dir !== '') {
       // A monorepo's root declares what every project's tests need (dev requirements, tox deps).
-      const fromRoot = await readDeclaredDependencies(worktreePath, files.filter((file) => !nested.some((dir) => file.startsWith(`${dir}/`))), debianMap);
+      const fromRoot = await readDeclaredDependencies(worktreePath, files.filter((file) => !nested.some((dir) => file.startsWith(`${dir}/`))), debianMap, provided);
       declared = mergeDeclared(declared === null ? null : { ...declared, sources: declared.sources.map((source) => `${choice.dir}/${source}`) }, fromRoot);
     }
     if (declared !== null && debianMap.size === 0) declared = 'unmapped';

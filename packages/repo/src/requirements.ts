@@ -75,6 +75,21 @@ const table = (value: unknown): Table => tableOrNull(value) ?? {};
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 
 /**
+ * The distribution name the project at `root` gives itself: pyproject's `[project] name` or
+ * Poetry's, setup.cfg's `[metadata] name`, else a literal `name=` of setup.py's `setup()`.
+ */
+export async function readDistributionName(root: string): Promise<string | null> {
+  const pyproject = parsePyproject(await readText(root, 'pyproject.toml'));
+  const name = table(pyproject['project'])['name'] ?? table(table(pyproject['tool'])['poetry'])['name'];
+  if (typeof name === 'string') return name;
+  const setupCfg = await readText(root, 'setup.cfg');
+  const fromCfg = setupCfg === null ? undefined : parseIni(setupCfg).get('metadata')?.get('name');
+  if (fromCfg) return fromCfg;
+  const setupPy = await readText(root, 'setup.py');
+  return (setupPy === null ? undefined : /\bsetup\s*\([^)]*?\bname\s*=\s*['"]([A-Za-z0-9][A-Za-z0-9._-]*)['"]/s.exec(setupPy)?.[1]) ?? null;
+}
+
+/**
  * The distributions the project at `root` declares for running and testing it: pyproject's
  * `[project] dependencies`, its optional-dependency and dependency groups for tests and
  * development, Poetry's dependencies and groups, setup.cfg's `install_requires` and test
@@ -82,8 +97,9 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filt
  * `[testenv] deps` (in tox.ini or pyproject's `[tool.tox] legacy_tox_ini`, `{[section]deps}` references followed); mapped to Debian packages by dh-python's map. Null when it declares none.
  *
  * @param files repo-relative paths of the tree's files
+ * @param provided distributions the repo itself holds (the other projects of a monorepo), left out as the project's own name is
  */
-export async function readDeclaredDependencies(root: string, files: readonly string[], debianMap: ReadonlyMap<string, string>): Promise<DeclaredDependencies | null> {
+export async function readDeclaredDependencies(root: string, files: readonly string[], debianMap: ReadonlyMap<string, string>, provided: readonly string[] = []): Promise<DeclaredDependencies | null> {
   const names = new Set<string>();
   const sources: string[] = [];
   const declare = (source: string, declared: Iterable<string | null>) => {
@@ -98,7 +114,6 @@ export async function readDeclaredDependencies(root: string, files: readonly str
 
   const pyproject = parsePyproject(await readText(root, 'pyproject.toml'));
   const project = table(pyproject['project']);
-  let own = typeof project['name'] === 'string' ? project['name'] : null;
   declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
   for (const [group, list] of Object.entries(table(project['optional-dependencies']))) {
     if (TEST_GROUP.test(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
@@ -107,7 +122,6 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     if (TEST_GROUP.test(group)) declare(`pyproject.toml [dependency-groups] ${group}`, strings(list).map(requirementName));
   }
   const poetry = table(table(pyproject['tool'])['poetry']);
-  own ??= typeof poetry['name'] === 'string' ? poetry['name'] : null;
   declare('pyproject.toml [tool.poetry.dependencies]', Object.keys(table(poetry['dependencies'])).filter((name) => name !== 'python'));
   declare('pyproject.toml [tool.poetry.dev-dependencies]', Object.keys(table(poetry['dev-dependencies'])));
   for (const [group, body] of Object.entries(table(poetry['group']))) {
@@ -117,7 +131,6 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   const setupCfg = await readText(root, 'setup.cfg');
   if (setupCfg !== null) {
     const ini = parseIni(setupCfg);
-    own ??= ini.get('metadata')?.get('name') ?? null;
     declare('setup.cfg install_requires', (ini.get('options')?.get('install_requires') ?? '').split('\n').map(requirementName));
     for (const [extra, lines] of ini.get('options.extras_require') ?? []) {
       if (TEST_GROUP.test(extra)) declare(`setup.cfg extras_require ${extra}`, lines.split('\n').map(requirementName));
@@ -149,7 +162,8 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   const requirementFiles = files.filter(isRequirementFile);
   for (const file of [...requirementFiles.sort(), ...included]) await readRequirements(file);
 
-  if (own !== null) names.delete(normalizeDistribution(own));
+  const own = await readDistributionName(root);
+  for (const name of [...(own === null ? [] : [own]), ...provided]) names.delete(normalizeDistribution(name));
   const wanted = [...names].filter((name) => !TOOLING.test(name));
   if (wanted.length === 0) return null;
   const packages = new Set<string>();
