@@ -195,6 +195,8 @@ describe('detectProfile', () => {
     expect(chooseProject(files, false)).toMatchObject({ dir: 'python' });
     expect(chooseProject(files, true)).toEqual({ dir: '', why: '' });
     expect(chooseProject(['pkg/__init__.py', 'tests/test_pkg.py', 'tests/data/proj/setup.py', 'tests/data/proj/test_x.py'], false)).toEqual({ dir: '', why: '' });
+    // A project the tests build or install (a plugin under test, a package to import) is theirs, whatever its name.
+    expect(chooseProject(['pkg/__init__.py', 'tests/test_pkg.py', 'tests/myplugin/setup.py', 'tests/myplugin/test_a.py', 'tests/myplugin/test_b.py', 'testing/proj/pyproject.toml'], false)).toEqual({ dir: '', why: '' });
     // A config at the root runs the projects' tests together unless two would be one module (each project's tests/ a package).
     const packages = ['api', 'sdk', 'sdk'].flatMap((name, index) => [`${name}/pyproject.toml`, `${name}/src/${name}/__init__.py`, `${name}/tests/__init__.py`, `${name}/tests/conftest.py`, `${name}/tests/test_${index}.py`]);
     expect(chooseProject(packages, true)).toMatchObject({ dir: 'sdk', why: expect.stringContaining('two are module tests.conftest') });

@@ -40,17 +40,19 @@ export function isSkippedDir(relDir: string): boolean {
 const PROJECT_FILES = new Set(['pyproject.toml', 'setup.py', 'setup.cfg']);
 // A project under such a directory is a test's data (a sample project), not one of the repo's.
 const TEST_DATA_DIR = /^(?:fixtures?|test_?data|data|resources|samples?|examples?|example_scripts|cases)$/;
+/** Directories of tests: a project inside one is a sample the tests build or install, not one of the repo's. */
+const TEST_DIR = /^(?:tests?|testing)$/;
 /** Test modules by pytest's default names, for telling which project holds a repo's tests. */
 const TEST_MODULE = /(?:^|\/)(?:test_[^/]*|[^/]*_test|tests?)\.py$/;
 
-/** The directories of a repo's nested Python projects (not the root, not test data), deepest first. */
+/** The directories of a repo's nested Python projects (not the root, not test data or inside tests), deepest first. */
 function nestedProjectDirs(files: readonly string[]): string[] {
   const dirs = new Set<string>();
   for (const file of files) {
     const slash = file.lastIndexOf('/');
     if (slash < 0 || !PROJECT_FILES.has(file.slice(slash + 1))) continue;
     const dir = file.slice(0, slash);
-    if (!isSkippedDir(dir) && !dir.split('/').some((part) => TEST_DATA_DIR.test(part))) dirs.add(dir);
+    if (!isSkippedDir(dir) && !dir.split('/').some((part) => TEST_DATA_DIR.test(part) || TEST_DIR.test(part))) dirs.add(dir);
   }
   return [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
 }
