@@ -105,7 +105,7 @@ export interface Shape {
   renamesIds?: boolean;
   /**
    * pytest imports the project's package itself when it starts: every candidate goes the
-   * reference way (a fresh interpreter) and its bundle's checks run cold.
+   * reference way (a fresh interpreter) and its bundle's checks run cold (the first one all of them, as the run's replay).
    */
   importedByPytest?: boolean;
   /** Tagged as a release (then one commit on top), a checkout whose version git describes. */

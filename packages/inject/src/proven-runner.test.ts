@@ -43,4 +43,34 @@ describe('createProvenRunner', () => {
     // test_a is gone, test_b passes, test_c passes as with the bug alone.
     expect(hidden).toEqual({ ok: true, label: 'with the bug and the weakening', seconds: 0, results: { 'tests/test_b.py::test_b': 'passed', 'tests/test_c.py::test_c': 'passed' } });
   });
+
+  it("with a cold runner (a verdict the warm interpreters could not reach), answers the clean and bug runs and leaves every other run to it", async () => {
+    const runs: string[] = [];
+    let closed = false;
+    const coldRun = { ok: true as const, label: '', seconds: 2, results: { 'tests/test_a.py::test_a': 'passed' as const } };
+    const cold = createProvenRunner({
+      clean,
+      bugFiles,
+      bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: [] },
+      weakenedFiles: new Set(['tests/test_a.py']),
+      judge: () => Promise.reject(new Error('no warm interpreter')),
+      runSelected: () => Promise.reject(new Error('no warm interpreter')),
+      cold: {
+        run: async (label) => {
+          runs.push(label);
+          return { ...coldRun, label };
+        },
+        close: async () => {
+          closed = true;
+        },
+      },
+    });
+    expect(await cold.run('clean repo', [])).toEqual(clean);
+    expect(await cold.run('with the bug', bugFiles)).toMatchObject({ ok: true, results: { 'tests/test_a.py::test_a': 'failed' } });
+    expect(await cold.run('with the bug and the weakening', [...bugFiles, { path: 'tests/test_a.py', before: 'x\n', after: '\n' }])).toMatchObject({ label: 'with the bug and the weakening', seconds: 2 });
+    expect(await cold.run('with the bug but pkg/b.py reverted', bugFiles.slice(0, 1))).toMatchObject({ label: 'with the bug but pkg/b.py reverted', seconds: 2 });
+    expect(runs).toEqual(['with the bug and the weakening', 'with the bug but pkg/b.py reverted']);
+    await cold.close();
+    expect(closed).toBe(true);
+  });
 });

@@ -20,6 +20,12 @@ export interface ProvenRunnerOptions {
   weakenedFiles: ReadonlySet<string>;
   judge: JudgeFiles;
   runSelected: RunSelected;
+  /**
+   * The bundle's own script run cold, for a bug whose verdict the warm interpreters could not
+   * reach (a module pytest imports when it starts): it makes every run but the clean one and
+   * the bug's, which the verdict's own fresh full-suite run already answers. Closed with the runner.
+   */
+  cold?: BundleRunner;
 }
 
 function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolean {
@@ -34,7 +40,8 @@ function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolea
  * which asks only whether the FAIL_TO_PASS tests pass or are gone) a warm run that collects
  * the test files the weakening edits and those that collect a FAIL_TO_PASS test, and runs
  * the FAIL_TO_PASS tests still there; every other test is stated as with the bug alone.
- * Results are stated for the clean-passing tests, which are all the checks compare.
+ * Results are stated for the clean-passing tests, which are all the checks compare. With
+ * `cold`, the runs besides the clean and bug runs are that runner's.
  */
 export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
   const cleanPassing = Object.entries(options.clean.results)
@@ -69,9 +76,12 @@ export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
     async run(label, files) {
       if (files.length === 0) return { ...options.clean, label };
       if (sameFiles(files, options.bugFiles)) return fromVerdict(label, options.bugVerdict);
+      if (options.cold !== undefined) return options.cold.run(label, files);
       if (files.some((file) => options.weakenedFiles.has(file.path))) return weakened(label, files);
       return fromVerdict(label, await options.judge(files));
     },
-    async close() {},
+    async close() {
+      await options.cold?.close();
+    },
   };
 }

@@ -132,6 +132,8 @@ export interface InjectionReport {
    * The first bundle kept in this run, checked again cold with its own test_script.sh and
    * test_parser.py in fresh sandboxes: proof that the checks answered from the validator's
    * runs agree with the bundle's own. When they disagree, every later bundle is checked cold.
+   * A first bundle validated the reference way is not checked twice: its checks, run cold but
+   * for the clean run, are compared with its verdict.
    */
   replay: { strategy: string; agreed: boolean; detail: string; seconds: number } | null;
   /**
@@ -427,11 +429,11 @@ interface ReplayState {
 }
 
 /**
- * Checks `bundle` cold (its own script and parser, fresh sandboxes) and compares the tests
- * its bug breaks with the validator's FAIL_TO_PASS (flaky tests may differ).
+ * The bundle's own script and parser in fresh sandboxes, but for the clean tree's run: the
+ * cold one this inject made at its start (or an earlier inject of this commit) with the same
+ * script and parser.
  */
-async function replayCold(context: ProveContext, prepared: Prepared, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number }> {
-  const started = performance.now();
+async function coldRunner(context: ProveContext, prepared: Prepared, bundle: BundleFiles): Promise<BundleRunner> {
   const fresh = await createBundleRunner({
     bundle,
     worktree: context.worktree,
@@ -439,29 +441,37 @@ async function replayCold(context: ProveContext, prepared: Prepared, bundle: Bun
     sandboxProvider: context.sandboxProvider,
     limits: context.limits,
   });
-  // The clean tree's run is the cold one this inject made at its start (or an earlier inject of this commit) with the same script and parser.
-  const runner: BundleRunner = { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...prepared.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
-  let cold: BundleCheckReport;
-  try {
-    cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, limits: context.limits, runner });
-  } finally {
-    await runner.close();
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const flaky = new Set(prepared.baseline.flaky);
+  return { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...prepared.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
+}
+
+/** Whether checks run cold pass and break the tests the validator found (flaky tests may differ). */
+function coldAgreement(cold: BundleCheckReport, failToPass: readonly string[], flaky: ReadonlySet<string>): { agreed: boolean; detail: string } {
   const broken = new Set(cold.brokenTests);
   const missed = failToPass.filter((id) => !broken.has(id));
   const extra = cold.brokenTests.filter((id) => !failToPass.includes(id) && !flaky.has(id));
   const failing = cold.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.evidence}`);
   if (failing.length === 0 && missed.length === 0 && extra.length === 0) {
-    return { agreed: true, detail: `the bundle's own script breaks the same ${failToPass.length} test(s) and passes all seven checks`, seconds };
+    return { agreed: true, detail: `the bundle's own script breaks the same ${failToPass.length} test(s) and passes all seven checks` };
   }
   const parts = [
     ...failing,
     ...(missed.length > 0 ? [`FAIL_TO_PASS tests the bundle's script does not see fail: ${missed.slice(0, 5).join(', ')}`] : []),
     ...(extra.length > 0 ? [`tests the bundle's script sees fail that the validator did not: ${extra.slice(0, 5).join(', ')}`] : []),
   ];
-  return { agreed: false, detail: `cold replay disagrees with the validator: ${parts.join('; ')}`, seconds };
+  return { agreed: false, detail: `cold replay disagrees with the validator: ${parts.join('; ')}` };
+}
+
+/** Checks `bundle` cold (see {@link coldRunner}) and compares the tests its bug breaks with the validator's FAIL_TO_PASS. */
+async function replayCold(context: ProveContext, prepared: Prepared, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number }> {
+  const started = performance.now();
+  const runner = await coldRunner(context, prepared, bundle);
+  let cold: BundleCheckReport;
+  try {
+    cold = await checkBundle({ bundle, worktree: context.worktree, profile: context.profile, sandboxProvider: context.sandboxProvider, limits: context.limits, runner });
+  } finally {
+    await runner.close();
+  }
+  return { ...coldAgreement(cold, failToPass, new Set(prepared.baseline.flaky)), seconds: (performance.now() - started) / 1000 };
 }
 
 async function proveCandidate(context: ProveContext, candidate: Candidate, files: PatchedFile[]): Promise<CandidateOutcome> {
@@ -498,32 +508,51 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     'test_script.sh': context.script,
     'test_parser.py': context.parser,
   };
-  const runner = createProvenRunner({
-    clean,
-    bugFiles: files,
-    bugVerdict: verdict,
-    weakenedFiles: new Set(weaken.testFiles),
-    judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutatedFiles(changed) }),
-    runSelected: (changed, select, only) => validator.runSelected(mutatedFiles(changed), select, only),
-  });
-  // A verdict the warm interpreters could not reach (the reference way) gets its checks cold too.
-  const cold = context.replay.cold || outcome.mode === 'reference';
-  const checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, limits: context.limits, ...(cold ? {} : { runner }) });
+  // A bug validated the reference way (a file pytest imports when it starts) gets its checks'
+  // runs cold but for the clean one, and its bug run from its verdict, already a fresh run of
+  // the whole suite with the bug; the first such bundle of a run gets that run cold too and is
+  // the run's replay. After a replay that disagreed, every run of every check is cold.
+  const reference = outcome.mode === 'reference';
+  const replaysHere = reference && !context.replay.claimed;
+  const cold = reference && !context.replay.cold ? await coldRunner(context, prepared, bundle) : undefined;
+  const runner = context.replay.cold
+    ? undefined
+    : replaysHere
+      ? cold
+      : createProvenRunner({
+          clean,
+          bugFiles: files,
+          bugVerdict: verdict,
+          weakenedFiles: new Set(weaken.testFiles),
+          judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutatedFiles(changed) }),
+          runSelected: (changed, select, only) => validator.runSelected(mutatedFiles(changed), select, only),
+          ...(cold === undefined ? {} : { cold }),
+        });
+  const started = performance.now();
+  let checks: BundleCheckReport;
+  try {
+    checks = await checkBundle({ bundle, worktree: context.worktree, profile, sandboxProvider: context.sandboxProvider, limits: context.limits, ...(runner === undefined ? {} : { runner }) });
+  } finally {
+    await runner?.close();
+  }
   if (!checks.passed) {
     const failing = checks.checks.filter((check) => !check.passed);
     // Only the inverse mutation may rightly reject a proven bug (a file of it that breaks nothing on its own).
     const disagrees = failing.some((check) => check.name !== 'inverse-mutation');
     return reject('check-failed', failing.map((check) => `${check.name}: ${check.evidence}`).join('; '), disagrees);
   }
-  if (!cold && !context.replay.claimed) {
+  if (!context.replay.claimed) {
     context.replay.claimed = true;
-    const replayed = await replayCold(context, prepared, bundle, verdict.failToPass);
+    const replayed = replaysHere
+      ? { ...coldAgreement(checks, verdict.failToPass, new Set(prepared.baseline.flaky)), seconds: (performance.now() - started) / 1000 }
+      : await replayCold(context, prepared, bundle, verdict.failToPass);
     context.replay.report.replay = { strategy: candidate.strategy, ...replayed };
     if (!replayed.agreed) {
       context.replay.cold = true;
       return reject('check-failed', replayed.detail, true);
     }
   }
+  const checkedCold = context.replay.cold || reference;
   const instance: Instance = {
     instance_id: instanceId,
     repo: `${repo.owner}/${repo.name}`,
@@ -547,7 +576,7 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
     return { status: 'rejected', reason: 'id-collision', detail: `another bug already has the id ${instanceId} (its 32-bit patch hash collided)`, remembered: false };
   }
   const wanted = context.failureOutputs;
-  if (added.status === 'added' && wanted !== undefined && !cold) {
+  if (added.status === 'added' && wanted !== undefined && !checkedCold) {
     const output = await validator.failureOutput(mutatedFiles(files), instance.FAIL_TO_PASS.slice(0, wanted.tests));
     if (output !== null) wanted.into.set(instanceId, output);
   }
