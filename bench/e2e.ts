@@ -9,7 +9,8 @@
  * over the same sandboxes. A test's clean-run seconds are the wall time of its whole run
  * protocol (setup, call, teardown and pytest's own per-test work, which any run of it pays),
  * the median of three plain clean runs after one that warms up (see cleanTimes); the limit
- * from reported durations alone (setup + call + teardown) is printed too. Every figure reads as a distance to what is physically possible.
+ * from reported durations alone (setup + call + teardown) is printed too. Every figure
+ * reads as a distance to what is physically possible.
  * So does the floor of the validator's design: its verdicts alone, one candidate at a time
  * with nothing beside them (start-up, checks and pool excluded), over the same limit.
  * Agreement: per candidate, envgen kept it with the same FAIL_TO_PASS as the reference's
@@ -38,7 +39,7 @@
  * Bars (issue 9): ≥ 5× faster than naive on toolz and json-patch, ≥ 2.5× on a suite of
  * ≥ 800 tests, within 1.5× of the limit on all three.
  */
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkBundle, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
@@ -52,6 +53,7 @@ import type { CleanRun } from '@envgen/pool';
 import { createValidator, stablePassing, validateReference } from '@envgen/validate';
 import { TEST_CODE_CACHE, injectionTarget, prepareCorpusProject, sampleCandidates } from '../packages/validate/src/test-helpers.js';
 import type { CorpusProject } from '../packages/validate/src/test-helpers.js';
+import { copyTree } from '../packages/validate/src/tree.js';
 import type { ValidationInput } from '../packages/validate/src/types.js';
 import { formatTable, mapPool, median, pageFaultMicros } from './stats.js';
 
@@ -184,9 +186,7 @@ async function cleanTimes(project: CorpusProject, runs = 3): Promise<CleanTimes>
   const scratch = mkdtempSync(join(tmpdir(), 'envgen-e2e-limit-'));
   const samples = new Map<string, { wall: number[]; duration: number[] }>();
   try {
-    for (const entry of readdirSync(project.worktree.path)) {
-      if (entry !== '.git') cpSync(join(project.worktree.path, entry), join(scratch, entry), { recursive: true, verbatimSymlinks: true });
-    }
+    await copyTree(project.worktree.path, scratch);
     const target = await openPytestSandbox(project.provider, { worktree: scratch });
     try {
       for (let run = 0; run <= runs; run++) {
