@@ -97,7 +97,9 @@ async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
       // plain pytest would run nothing, so it is asked to do the same.
       const { options, selection } = splitTestArgs(profile.testArgs);
       const args = [...options, '--continue-on-collection-errors', ...selection, ...profile.deselect.map((id) => `--deselect=${id}`)];
-      const plain = plainPytest(worktree.path, { args, env: profile.env });
+      // The worktree holds what the install steps leave, the console scripts among them, which an activated environment has on PATH.
+      const scripts = profile.env['ENVGEN_SCRIPTS'];
+      const plain = plainPytest(worktree.path, { args, env: profile.env, ...(scripts === undefined ? {} : { path: [scripts] }) });
       const ids = new Set([...Object.keys(plain), ...Object.keys(baseline.results)]);
       const renamed = volatileIds(Object.keys(baseline.results), Object.keys(plain));
       row.renamed = renamed.size / 2;

@@ -568,15 +568,42 @@ def test_apply_negate():
     },
   },
   'package-dir-layout': {
-    about: "a package in a directory only its packaging config names (setuptools' package-dir = lib), importable once installed",
+    about: "a package in a directory only its packaging config names (setuptools' package-dir = lib), importable once installed, whose tests run its console script by name from another directory",
     installed: true,
+    mustHold: ['tests/test_cli.py::test_script_adds_up', 'tests/test_cli.py::test_script_on_path'],
     files: {
       'pyproject.toml': `${IVL_PYPROJECT}
+[project.scripts]
+ivl-total = "ivl.cli:main"
+
 [tool.setuptools.package-dir]
 "" = "lib"
 `,
       'lib/ivl/__init__.py': LIB,
+      'lib/ivl/cli.py': `import sys
+
+from ivl import clamp, total
+
+
+def main():
+    values = [clamp(int(arg), 0, 100) for arg in sys.argv[1:]]
+    print(total(values))
+    return 0
+`,
       'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_cli.py': `import shutil
+import subprocess
+
+
+def test_script_on_path():
+    assert shutil.which("ivl-total") is not None
+
+
+def test_script_adds_up(tmp_path):
+    done = subprocess.run(["ivl-total", "1", "2", "300"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "103\\n"
+`,
     },
   },
   'warnings-error-plugin-options': {

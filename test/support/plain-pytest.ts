@@ -43,7 +43,12 @@ export interface PlainPytestOptions {
   install?: boolean;
   /** The directory of a project nested in the repo (\`libs/core\`): pytest runs (and pip installs) there. */
   project?: string;
+  /** Directories of the repo first on PATH (where an install put the project's scripts). */
+  path?: readonly string[];
 }
+
+/** A Debian machine's PATH, not this process's (whose tools, a pyenv's shims say, are no project's). */
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
  * Plain pytest's outcomes on a fresh copy of `repo`, by repo-relative node id: Debian's python3
@@ -62,12 +67,17 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
   try {
     writeFileSync(join(scratch, 'plain_report_log.py'), REPORT_LOG);
     writeFileSync(log, '');
+    const path = (options.path ?? []).map((dir) => join(copy, dir));
     if (options.install) {
       const prefix = join(scratch, 'prefix');
       const pip = spawnSync('/usr/bin/python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-index', '--no-build-isolation', '--prefix', prefix, '-e', '.'], { cwd, encoding: 'utf8' });
       if (pip.status !== 0) throw new Error(`pip install -e . failed in ${repo}:\n${pip.stderr}`);
       // Where pip put it: Debian's python3 installs under <prefix>/local/lib/python3.X/dist-packages.
-      const found = spawnSync('/usr/bin/python3', ['-c', 'import sys, sysconfig; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1]}))', prefix], { encoding: 'utf8' }).stdout.trim();
+      const [found = '', scripts = ''] = spawnSync('/usr/bin/python3', ['-c', 'import sys, sysconfig; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1]})); print(sysconfig.get_path("scripts", vars={"base": sys.argv[1]}))', prefix], { encoding: 'utf8' })
+        .stdout.trim()
+        .split('\n');
+      // Its console scripts, as an activated environment has them.
+      path.push(scripts);
       // As a site directory, so that the install's .pth files (the editable finder) take effect.
       writeFileSync(join(scratch, 'sitecustomize.py'), `import site\nsite.addsitedir(${JSON.stringify(found)})\n`);
     }
@@ -78,6 +88,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
       timeout: options.timeoutMs ?? 600_000,
       env: {
         ...process.env,
+        PATH: [...path, SYSTEM_PATH].join(':'),
         PYTHONDONTWRITEBYTECODE: '1',
         ...options.env,
         PYTHONPATH: [options.env?.['PYTHONPATH'], scratch].filter((part) => part !== undefined && part !== '').join(':'),

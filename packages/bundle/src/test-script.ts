@@ -89,6 +89,8 @@ export function makeTestScript(profile: Profile): string {
     'set -u',
     ...exports,
     ...profile.install,
+    // The project's console scripts (made by the install step) first on PATH, as an environment it is installed in has them.
+    ...(profile.env['ENVGEN_SCRIPTS'] === undefined ? [] : ['export PATH="$PWD/$ENVGEN_SCRIPTS:$PATH"']),
     "ENVGEN_REPORTER=$(cat <<'ENVGEN_REPORTER_EOF'",
     REPORTER.trimEnd(),
     'ENVGEN_REPORTER_EOF',

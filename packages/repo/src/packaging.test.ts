@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -108,6 +108,7 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
       version: '0.9.0',
       versionFrom: 'git tags, as setuptools-scm computes it',
       entryPoints: { console_scripts: { fancy: 'fancy.cli:main' }, 'fancy.plugins': { one: 'fancy.plugins:one' } },
+      scriptsRun: [],
       versionFile: { path: 'src/fancy/_version.py', template: null },
       needs: ['it declares entry points (fancy.plugins)', 'its build writes src/fancy/_version.py'],
     });
@@ -173,8 +174,30 @@ describe('installedMetadataStep', () => {
     expect(readFileSync(join(root, 'src/ivl/_version.py'), 'utf8')).toContain("__version__ = version = '1.4.0'");
   });
 
+  it('makes the console scripts the tests run, which run the tree\'s code from any directory, and names their directory for PATH', async () => {
+    const files = {
+      'pyproject.toml': '[project]\nname = "ivl"\nversion = "0.3.0"\n\n[project.scripts]\nivl-total = "ivl.cli:main"\nivl-dump = "ivl.cli:Dump.run [color]"\n\n[tool.setuptools.package-dir]\n"" = "lib"\n',
+      'lib/ivl/__init__.py': '',
+      'lib/ivl/cli.py': 'import sys\n\n\ndef main():\n    print(sum(int(a) for a in sys.argv[1:]))\n    return 3\n\n\nclass Dump:\n    @staticmethod\n    def run():\n        print("dump")\n',
+      // A mention outside the tests (a parser's prog name) is no reason: only what tests run.
+      'lib/ivl/args.py': 'PROG = "ivl-dump"\n',
+      'tests/test_cli.py': 'import subprocess\n\n\ndef test_total():\n    subprocess.run(["ivl-total", "1"])\n',
+    };
+    const root = tree(files);
+    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files));
+    expect(packaging).toMatchObject({ scriptsRun: ['ivl-total'], needs: ['its tests run its console scripts (ivl-total)'] });
+    const profile = deriveProfile({ files: Object.keys(files), configFiles: [{ path: 'pyproject.toml', text: files['pyproject.toml'] }], packaging });
+    expect(profile.env).toMatchObject({ PYTHONPATH: 'lib', ENVGEN_SCRIPTS: 'lib/ivl-0.3.0.dist-info/bin' });
+    for (const step of profile.install) execFileSync('sh', ['-c', step], { cwd: root });
+    // Every script pip would make, run from elsewhere with nothing of the tree on the path.
+    const run = (name: string, ...args: string[]) =>
+      spawnSync(join(root, 'lib/ivl-0.3.0.dist-info/bin', name), args, { cwd: tmpdir(), encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+    expect(run('ivl-total', '1', '2')).toMatchObject({ status: 3, stdout: '3\n' });
+    expect(run('ivl-dump')).toMatchObject({ status: 0, stdout: 'dump\n' });
+  });
+
   it("goes into the profile's install steps, which a profile file's own replace", () => {
-    const packaging = { name: 'x', version: '1.0', versionFrom: 'pyproject.toml', entryPoints: {}, versionFile: null, needs: ['tests/test_x.py reads installed metadata'] };
+    const packaging = { name: 'x', version: '1.0', versionFrom: 'pyproject.toml', entryPoints: {}, scriptsRun: [], versionFile: null, needs: ['tests/test_x.py reads installed metadata'] };
     const listing = { files: ['x/__init__.py', 'tests/test_x.py'], configFiles: [], packaging };
     const detected = deriveProfile(listing);
     expect(detected.install).toHaveLength(1);
@@ -199,7 +222,7 @@ describe('packageRoots', () => {
 
   it('puts such a directory on the path of the tests, and the installed metadata in it', () => {
     const configFiles = [{ path: 'pyproject.toml', text: '[tool.setuptools.package-dir]\n"" = "lib"\n' }];
-    const packaging = { name: 'x', version: '1.0', versionFrom: 'pyproject.toml', entryPoints: {}, versionFile: null, needs: ['tests/test_x.py reads installed metadata'] };
+    const packaging = { name: 'x', version: '1.0', versionFrom: 'pyproject.toml', entryPoints: {}, scriptsRun: [], versionFile: null, needs: ['tests/test_x.py reads installed metadata'] };
     const profile = deriveProfile({ files: ['lib/x/__init__.py', 'tests/test_x.py', 'pyproject.toml'], configFiles, packaging });
     expect(profile.env['PYTHONPATH']).toBe('lib');
     expect(profile.provenance['env.PYTHONPATH']).toBe('package directories of the packaging config (lib)');

@@ -19,6 +19,12 @@ export interface Packaging {
   versionFrom: string;
   /** Entry point groups: group → name → `module:attr`. */
   entryPoints: Record<string, Record<string, string>>;
+  /**
+   * The console scripts the tests run by name (a test file names one in a string:
+   * `subprocess.run(["tool", ...])`): then every console and GUI script is made, as pip makes
+   * them, and put first on the tests' PATH (see {@link scriptsDir}).
+   */
+  scriptsRun: string[];
   /** The version file the build writes and the tree lacks, with its template when configured. */
   versionFile: { path: string; template: string | null } | null;
   /** Why the tests need it (a version file the code imports, declared entry points, code that reads metadata). */
@@ -51,6 +57,15 @@ function dig(value: unknown, ...keys: string[]): unknown {
 
 function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+// Test modules, their fixtures and helpers: what may run the project's console scripts.
+const TEST_FILE = /(?:^|\/)(?:tests?|testing)\/|(?:^|\/)(?:test_[^/]*|[^/]*_test|conftest)\.py$/;
+
+/** Whether `source` holds `command` as a string of its own or the start of a command line (`"tool"`, `'tool --help'`). */
+function namesCommand(source: string, command: string): boolean {
+  const name = command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(['"])${name}(?:\\1|\\s)`).test(source);
 }
 
 // Code that looks itself (or another distribution) up as installed.
@@ -192,19 +207,25 @@ export async function readPackaging(root: string, files: readonly string[], pyth
       : null;
   if (versionFile !== null) needs.push(`its build writes ${versionFile.path}`);
 
+  const scripts = Object.keys({ ...entryPoints['console_scripts'], ...entryPoints['gui_scripts'] });
+  const scriptsRun = new Set<string>();
+  let readsMetadata: string | null = null;
   for (const file of pythonFiles) {
+    const tests = TEST_FILE.test(file);
+    if (readsMetadata !== null && (!tests || scriptsRun.size === scripts.length)) continue;
     const source = await readText(root, file);
-    if (source !== null && METADATA_READS.test(source)) {
-      needs.push(`${file} reads installed metadata`);
-      break;
-    }
+    if (source === null) continue;
+    if (readsMetadata === null && METADATA_READS.test(source)) readsMetadata = file;
+    if (tests) for (const script of scripts) if (namesCommand(source, script)) scriptsRun.add(script);
   }
+  if (readsMetadata !== null) needs.push(`${readsMetadata} reads installed metadata`);
+  if (scriptsRun.size > 0) needs.push(`its tests run its console scripts (${[...scriptsRun].sort().join(', ')})`);
   if (needs.length === 0) return null;
 
   const flitModule = `${name.replace(/-/g, '_')}.__version__`;
   const localVersion = dig(hatchVersion, 'raw-options', 'local_scheme') !== 'no-local-version' && scm?.['local_scheme'] !== 'no-local-version';
   const version = await resolveVersion();
-  return { name, ...version, entryPoints, versionFile, needs };
+  return { name, ...version, entryPoints, scriptsRun: [...scriptsRun].sort(), versionFile, needs };
 
   async function resolveVersion(): Promise<{ version: string; versionFrom: string }> {
     const literal = text(project['version']) ?? text(dig(pyproject, 'tool', 'poetry', 'version'));
@@ -237,21 +258,69 @@ export async function readPackaging(root: string, files: readonly string[], pyth
   }
 }
 
+/** The `<name>-<version>.dist-info` directory {@link installedMetadataStep} writes under `dir` (`src/`, or `` for the root). */
+function distInfoDir(packaging: Packaging, dir: string): string {
+  return `${dir}${packaging.name.replace(/[-_.]+/g, '_').toLowerCase()}-${packaging.version.replace(/-/g, '_')}.dist-info`;
+}
+
+/**
+ * Where {@link installedMetadataStep} makes the project's console scripts (repo-relative), or
+ * null when the tests run none. envgen's runs and test_script.sh put it first on PATH, as an
+ * activated environment has its `bin/` (the profile's `ENVGEN_SCRIPTS`).
+ */
+export function scriptsDir(packaging: Packaging, dir: string): string | null {
+  return packaging.scriptsRun.length === 0 ? null : `${distInfoDir(packaging, dir)}/bin`;
+}
+
+/**
+ * A console script as pip makes it for `name = module:attr` (extras ignored), run by
+ * `python`, with the project's import directories (`importPaths`, repo-relative; `` for the
+ * root) first on its path, found from the script's own place at `path`: an editable install
+ * makes the project importable from any working directory, and tests run scripts from theirs.
+ */
+function consoleScript(python: string, path: string, name: string, target: string, importPaths: readonly string[]): string {
+  const [module = '', attr = ''] = target.replace(/\[[^\]]*\]\s*$/, '').trim().split(':', 2).map((part) => part.trim());
+  const up = path.split('/').length - 1;
+  const call = attr === '' ? `import runpy\nrunpy.run_module(${JSON.stringify(module)}, run_name="__main__")` : `import importlib\n\n_entry = importlib.import_module(${JSON.stringify(module)})\nfor _name in ${JSON.stringify(attr)}.split("."):\n    _entry = getattr(_entry, _name)\nsys.exit(_entry())`;
+  return [
+    python.startsWith('/') ? `#!${python}` : `#!/usr/bin/env ${python}`,
+    `# envgen: the console script \`pip install -e .\` makes: ${name} = ${target}`,
+    'import os',
+    'import sys',
+    '',
+    `_root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ${JSON.stringify(Array(up).fill('..').join('/'))}))`,
+    `sys.path[:0] = [os.path.join(_root, path) for path in ${JSON.stringify(importPaths)}]`,
+    call,
+  ].join('\n');
+}
+
 /**
  * The install step that leaves `packaging` where the tests import the project from (`dir`:
  * `src/` for a src layout, else the root, which is on the path of `python -m pytest`): a
  * `<name>-<version>.dist-info` beside the package, as `setup.py develop` left its egg-info
- * (importlib.metadata finds it on `sys.path`), and the version file, with setuptools-scm's
- * template unless the project configures its own.
+ * (importlib.metadata finds it on `sys.path`), the version file, with setuptools-scm's
+ * template unless the project configures its own, and, when the tests run them, the console
+ * scripts in the dist-info's `bin/` ({@link scriptsDir}), run by `scripts.python` with
+ * `scripts.importPaths` (repo-relative) on their path.
  */
-export function installedMetadataStep(packaging: Packaging, dir: string): string {
-  const distInfo = `${dir}${packaging.name.replace(/[-_.]+/g, '_').toLowerCase()}-${packaging.version.replace(/-/g, '_')}.dist-info`;
+export function installedMetadataStep(packaging: Packaging, dir: string, scripts?: { python: string; importPaths: readonly string[] }): string {
+  const distInfo = distInfoDir(packaging, dir);
   const write = (path: string, content: string) => [`cat > ${quoteShellWord(path)} <<'ENVGEN_EOF'`, content.trimEnd(), 'ENVGEN_EOF'];
   const lines = [`# envgen: ${packaging.name} ${packaging.version} as \`pip install -e .\` leaves it for the tests (${packaging.needs.join('; ')})`, `mkdir -p ${quoteShellWord(distInfo)}`];
   lines.push(...write(`${distInfo}/METADATA`, `Metadata-Version: 2.1\nName: ${packaging.name}\nVersion: ${packaging.version}`));
   const groups = Object.entries(packaging.entryPoints);
   if (groups.length > 0) {
     lines.push(...write(`${distInfo}/entry_points.txt`, groups.map(([group, entries]) => [`[${group}]`, ...Object.entries(entries).map(([key, value]) => `${key} = ${value}`)].join('\n')).join('\n\n')));
+  }
+  const bin = scriptsDir(packaging, dir);
+  if (bin !== null && scripts !== undefined) {
+    lines.push(`mkdir -p ${quoteShellWord(bin)}`);
+    for (const [name, target] of Object.entries({ ...packaging.entryPoints['console_scripts'], ...packaging.entryPoints['gui_scripts'] })) {
+      // A script name is a file name of bin/, never a path.
+      if (!/^[\w.+-]+$/.test(name)) continue;
+      const path = `${bin}/${name}`;
+      lines.push(...write(path, consoleScript(scripts.python, path, name, target, scripts.importPaths)), `chmod +x ${quoteShellWord(path)}`);
+    }
   }
   if (packaging.versionFile !== null) {
     const { path, template } = packaging.versionFile;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { EnvgenError, hashValue } from '@envgen/core';
 import { matchesAnyGlob } from './glob.js';
 import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
-import { installedMetadataStep, packageRoots, readPackaging } from './packaging.js';
+import { installedMetadataStep, packageRoots, readPackaging, scriptsDir } from './packaging.js';
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
@@ -387,10 +387,16 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
   const packaging = tree.packaging && tree.packaging.versionFile !== null ? { ...tree.packaging, versionFile: { ...tree.packaging.versionFile, path: inRepo(tree.packaging.versionFile.path) } } : tree.packaging;
   const metadataDir = importRoots[0] === undefined ? inRepo('') : inRepo(importRoots[0]);
+  const metadataPrefix = metadataDir === '' ? '' : `${metadataDir}/`;
   const install = [
     ...(extensions.length > 0 ? [buildExtensionsStep(python, extensions, project?.dir ?? '')] : []),
-    ...(packaging ? [installedMetadataStep(packaging, metadataDir === '' ? '' : `${metadataDir}/`)] : []),
+    ...(packaging ? [installedMetadataStep(packaging, metadataPrefix, { python, importPaths: [...new Set([metadataDir, ...searchPath])] })] : []),
   ];
+  const scripts = packaging ? scriptsDir(packaging, metadataPrefix) : null;
+  if (scripts !== null) {
+    env['ENVGEN_SCRIPTS'] = scripts;
+    provenance['env.ENVGEN_SCRIPTS'] = `the console scripts the tests run (${packaging?.scriptsRun.join(', ') ?? ''}), made by the install step, first on PATH as in an environment it is installed in`;
+  }
   const installFrom = [
     ...(extensions.length > 0 ? [`compiled extensions of setup.py built in place (${extensions.length} C/C++/Cython source(s))`] : []),
     ...(tree.packaging ? [`installed metadata beside the package, version from ${tree.packaging.versionFrom}`] : []),

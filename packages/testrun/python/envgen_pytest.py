@@ -11,6 +11,9 @@ the environment names a results file:
 - ``ENVGEN_TEST_TIMEOUT``: seconds one test may take (setup + call + teardown); past it the
   test is stopped with an exception (SIGALRM, main thread only), fails, is marked
   ``"timedOut": true``, and the run goes on.
+- ``ENVGEN_SCRIPTS``: a directory relative to where pytest was started (the repo root) that
+  holds the project's console scripts, made by its install step; put first on PATH (even
+  without a results file), as an environment the project is installed in has them.
 - ``ENVGEN_TEST_LIMITS``: path of a JSON file ``{nodeid: seconds}``, each test's own limit
   (derived from its clean duration). A test named there that runs past its limit also ends
   the session: the run is a timeout whatever the later tests do.
@@ -43,6 +46,7 @@ _COVERAGE_ENV = "ENVGEN_COVERAGE"
 _TEST_TIMEOUT_ENV = "ENVGEN_TEST_TIMEOUT"
 _TEST_LIMITS_ENV = "ENVGEN_TEST_LIMITS"
 _LINES_ENV = "ENVGEN_LINES"
+_SCRIPTS_ENV = "ENVGEN_SCRIPTS"
 _MESSAGE_LIMIT = 500
 _PLUGIN_NAME = "envgen-recorder"
 
@@ -526,7 +530,20 @@ def _interrupt_on_sigterm(signum, frame):
     raise KeyboardInterrupt("SIGTERM")
 
 
+def _put_scripts_on_path(config):
+    """The project's console scripts first on PATH, for tests that run them by name."""
+    scripts = os.environ.get(_SCRIPTS_ENV)
+    if not scripts:
+        return
+    directory = os.path.join(str(config.invocation_params.dir), scripts)
+    path = os.environ.get("PATH", os.defpath)
+    # Once: a warm server configures a session per run.
+    if path.split(os.pathsep)[0] != directory:
+        os.environ["PATH"] = directory + os.pathsep + path
+
+
 def pytest_configure(config):
+    _put_scripts_on_path(config)
     results_path = os.environ.get(_RESULTS_ENV)
     if not results_path or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
