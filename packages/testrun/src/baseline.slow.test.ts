@@ -236,6 +236,20 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it('says which sandbox limit stopped the clean suite, and what to do', async () => {
+    const tree = await writeFixtureRepo({ 'tests/test_hog.py': 'def test_small():\n    pass\n\n\ndef test_hog():\n    hog = b"x" * (512 * 1024 ** 2)\n    assert hog\n' });
+    const inner = createSandboxProvider('local', { logger: silentLogger });
+    const small: SandboxProvider = { kind: inner.kind, ensureAvailable: () => inner.ensureAvailable(), open: (options) => inner.open({ ...options, limits: { ...options.limits, memoryBytes: 256 * 1024 ** 2 } }) };
+    try {
+      await expect(buildBaseline({ worktree: tree, commit: 'f'.repeat(40), profile: fixtureProfile(), sandboxProvider: small, home })).rejects.toMatchObject({
+        code: 'test-run-failed',
+        message: expect.stringContaining("interrupted, exit 137); it hit the sandbox's memory limit, which every run has: deselect the test that needs more"),
+      });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('fails with a clear error when the clean suite hangs', async () => {
     const hanging = await writeFixtureRepo({ 'tests/test_hang.py': 'import time\n\ndef test_hang():\n    time.sleep(600)\n' });
     try {

@@ -147,12 +147,15 @@ const MINVERSION = /'minversion' requires pytest-(\S+), actual pytest-(\S+?)'/;
 function assertCompleted(run: PytestRun, label: string, profile: Profile): void {
   if (run.status === 'completed') return;
   const minversion = MINVERSION.exec(run.output);
+  const limit = run.limitHit === 'memory' ? 'memory limit' : 'limit on processes and threads alive at once';
   const hint =
     run.status === 'timeout'
       ? `raise the profile's timeoutMs (${profile.timeoutMs} ms) or deselect the hanging test`
-      : minversion !== null
-        ? `the project asks for pytest ${minversion[1]} or newer (its minversion) and ${profile.python} has pytest ${minversion[2]}: give the profile a python whose pytest is new enough (the config's profiles.<owner/name>.python)`
-        : 'check the profile (python, env, testArgs, aptPackages) against the output';
+      : run.limitHit !== undefined
+        ? `it hit the sandbox's ${limit}, which every run has: deselect the test that needs more (the profile's deselect; with -v in the project's addopts, the output's last test started)`
+        : minversion !== null
+          ? `the project asks for pytest ${minversion[1]} or newer (its minversion) and ${profile.python} has pytest ${minversion[2]}: give the profile a python whose pytest is new enough (the config's profiles.<owner/name>.python)`
+          : 'check the profile (python, env, testArgs, aptPackages) against the output';
   throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
 }
 

@@ -18,6 +18,8 @@ export type PytestLines = Record<string, number[]>;
 
 /** A {@link TestRun}, with the coverage map and the lines that ran when they were asked for. */
 export interface PytestRun extends TestRun {
+  /** The sandbox limit that stopped an `interrupted` run, when one did. */
+  limitHit?: 'memory' | 'processes';
   coverage?: PytestCoverage;
   /**
    * With `lines`: the lines of those files that ran (files none of whose lines ran are left
@@ -273,6 +275,7 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     seconds: exec.durationMs / 1000,
     output: outputTail(exec),
   };
+  if (exec.status === 'memory' || exec.status === 'processes') run.limitHit = exec.status;
   if (coverage) run.coverage = parsed?.coverage ?? {};
   if (options.lines !== undefined) run.lines = parsed?.lines ?? null;
   logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });
