@@ -112,14 +112,19 @@ function normalize(output: string): string {
   return output.replace(/ in \d+\.\d+s/g, ' in Ns').replace(/0x[0-9a-f]+/g, '0x').trimEnd().slice(-3000);
 }
 
+/** A profile that runs `testFile`, whose code under test is shapes.py. */
+function shapesProfile(testFile: string): Profile {
+  return {
+    python: '/usr/bin/python3', env: { PYTHONHASHSEED: '0' }, aptPackages: [], install: [], testArgs: [testFile], testGlobs: ['test_*.py'],
+    sourceFiles: ['shapes.py'], testFiles: [testFile], deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
+  };
+}
+
 describe('the warm server', () => {
   let root: string;
   let server: WarmServer;
   const provider = createSandboxProvider('local');
-  const profile: Profile = {
-    python: '/usr/bin/python3', env: { PYTHONHASHSEED: '0' }, aptPackages: [], install: [], testArgs: ['test_shapes.py'], testGlobs: ['test_*.py'],
-    sourceFiles: ['shapes.py'], testFiles: ['test_shapes.py'], deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
-  };
+  const profile = shapesProfile('test_shapes.py');
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'envgen-warm-reports-'));
@@ -187,12 +192,69 @@ describe('the warm server', () => {
   });
 });
 
+describe('a warm server over tests that leave named pipes and sockets in their temporary directories', () => {
+  let root: string;
+  let server: WarmServer;
+  const provider = createSandboxProvider('local');
+  const profile = shapesProfile('test_pipes.py');
+  const PIPES = `import os
+import socket
+
+from shapes import Shape
+
+
+def test_fifo(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+
+
+def test_socket(tmp_path):
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(tmp_path / "sock"))
+
+
+def test_after(tmp_path_factory):
+    base = tmp_path_factory.getbasetemp()
+    assert {path.name for path in base.glob("*/*")} == {"pipe", "sock"}
+    assert Shape(4).area(2) == 4
+`;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-warm-pipes-'));
+    await writeFile(join(root, 'shapes.py'), SHAPES);
+    await writeFile(join(root, 'test_pipes.py'), PIPES);
+    server = await startWarmServer({ provider, worktree: root, profile });
+    // As the validator starts one: its first request, before any of the project's code runs, holds the code cache.
+    await server.preload([]);
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('keeps its checkpoints after them and its whole clean run, and goes on from them as a fresh run does', async () => {
+    const collected = await server.collect({ checkpoints: ['test_pipes.py::test_after'], timeoutMs: 60_000, analyze: true });
+    expect(collected).toMatchObject({ ok: true, collection: 'ok', checkpoints: ['ok'] });
+    expect(collected.ok && Object.values(collected.clean ?? {}).map((result) => result.outcome)).toEqual(['passed', 'passed', 'passed']);
+    try {
+      await writeFile(join(root, 'shapes.py'), SHAPES.replace('        return size * size', '        return size * size + 1'));
+      const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
+      expect({ checkpoint: resumed.checkpoint, declined: resumed.declined }).toEqual({ checkpoint: 0, declined: undefined });
+      expect(resumed.declined).toBeUndefined();
+      expect(Object.fromEntries(Object.entries(resumed.results).map(([nodeId, result]) => [nodeId, result.outcome]))).toEqual({
+        'test_pipes.py::test_fifo': 'passed',
+        'test_pipes.py::test_socket': 'passed',
+        'test_pipes.py::test_after': 'failed',
+      });
+    } finally {
+      await writeFile(join(root, 'shapes.py'), SHAPES);
+    }
+  });
+});
+
 describe("the warm servers' code cache", () => {
   const provider = createSandboxProvider('local');
-  const profile: Profile = {
-    python: '/usr/bin/python3', env: { PYTHONHASHSEED: '0' }, aptPackages: [], install: [], testArgs: ['test_shapes.py'], testGlobs: ['test_*.py'],
-    sourceFiles: ['shapes.py'], testFiles: ['test_shapes.py'], deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
-  };
+  const profile = shapesProfile('test_shapes.py');
   let root: string;
   let cache: string;
   let plain: string;

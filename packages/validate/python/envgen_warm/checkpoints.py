@@ -20,7 +20,7 @@ from envgen_warm.caches import _COMPILED, _SERVED, _import_changed_plain
 from envgen_warm.runs import _CHECKPOINTS, _Only, _kill_others, _wait_group
 from envgen_warm.swap import _Decline, _changed_codes, _function_index, _plan_code_swap, _qualname, _ran_before
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
-from envgen_warm.tree import _check_tree_delta, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
+from envgen_warm.tree import _check_tree_delta, _copy_entry, _copy_scratch, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
 
 
 # -- checkpoints of the clean suite ------------------------------------------------------
@@ -159,7 +159,15 @@ class _Collector:
         if self.role == "runner":
             index = self.positions.get(id(item))
             if index is not None:
-                self._checkpoint(index)
+                try:
+                    self._checkpoint(index)
+                except Exception as error:
+                    if self.role != "runner":
+                        raise
+                    # A checkpoint that fails is declined, with why; the clean run goes on.
+                    self.positions.clear()
+                    for later in range(index, len(self.statuses)):
+                        self.statuses[later] = "the checkpoint failed (%s: %s)" % (type(error).__name__, error)
         yield
 
     def _finish(self, ran):
@@ -254,7 +262,10 @@ class _Collector:
         copy = None
         if os.listdir(self.scratch):
             copy = os.path.join(self.vault, str(index))
-            shutil.copytree(self.scratch, copy, symlinks=True)
+            why = _copy_scratch(self.scratch, copy)
+            if why is not None:
+                self.statuses[index] = why
+                return
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -405,7 +416,7 @@ class _Collector:
                 if self.copy is None:
                     os.mkdir(self.scratch, 0o700)
                 else:
-                    shutil.copytree(self.copy, self.scratch, symlinks=True)
+                    shutil.copytree(self.copy, self.scratch, symlinks=True, copy_function=_copy_entry)
             except OSError as error:
                 self._send({"declined": "cannot restore the scratch directory: %s" % error, "retire": True})
                 continue

@@ -98,6 +98,37 @@ def _restore_tree_delta(root, delta):
             shutil.copy2(value, path, follow_symlinks=False)
 
 
+def _copy_entry(source, target):
+    """``shutil.copytree``'s copy function for the tests' temporary directory: files as
+    ``shutil.copy2`` copies them, named pipes and sockets a test left there made anew (a
+    pipe's data lives only while it is open, and nothing holds it open at a checkpoint; a
+    socket file outlives its listener). Other special files raise OSError."""
+    import socket
+    import stat
+
+    mode = os.lstat(source).st_mode
+    if stat.S_ISFIFO(mode):
+        os.mkfifo(target, stat.S_IMODE(mode))
+    elif stat.S_ISSOCK(mode):
+        with socket.socket(socket.AF_UNIX) as made:
+            made.bind(target)
+        os.chmod(target, stat.S_IMODE(mode))
+    else:
+        shutil.copy2(source, target, follow_symlinks=False)
+    return target
+
+
+def _copy_scratch(source, target):
+    """Copies the tests' temporary directory; returns None, or why it cannot be copied."""
+    try:
+        shutil.copytree(source, target, symlinks=True, copy_function=_copy_entry)
+    except OSError as error:
+        # shutil.Error holds (source, target, why) per entry that failed.
+        failed = error.args[0] if isinstance(error, shutil.Error) and error.args and isinstance(error.args[0], list) else None
+        return "cannot copy the tests' temporary directory: %s" % (failed[0][2] if failed else error)
+    return None
+
+
 def _remove_tree(path):
     def writable(function, target, _):
         try:
