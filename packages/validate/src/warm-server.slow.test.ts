@@ -252,6 +252,64 @@ def test_after(tmp_path_factory):
   });
 });
 
+describe('a warm server over a test whose thread a bug leaves blocked', () => {
+  let root: string;
+  let server: WarmServer;
+  const provider = createSandboxProvider('local');
+  const profile = shapesProfile('test_waits.py');
+  const WAITS = `import concurrent.futures
+import threading
+
+from shapes import Shape
+
+
+POOLS = []
+
+
+def test_leaves_its_pool():
+    # Its idle worker is woken at exit by the hook concurrent.futures registers with threading.
+    POOLS.append(concurrent.futures.ThreadPoolExecutor(1))
+    assert POOLS[0].submit(len, "ab").result() == 2
+
+
+def test_waits():
+    done = threading.Event()
+    worker = threading.Thread(target=done.wait)
+    worker.start()
+    if Shape(4).area(2) == 4:
+        done.set()
+    worker.join(timeout=0.1)
+`;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-warm-waits-'));
+    await writeFile(join(root, 'shapes.py'), SHAPES);
+    await writeFile(join(root, 'test_waits.py'), WAITS);
+    server = await startWarmServer({ provider, worktree: root, profile });
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('ends its run as a fresh pytest does: a timeout, since the interpreter waits for the thread', async () => {
+    expect((await server.run({ timeoutMs: 30_000 })).status).toBe('completed');
+    try {
+      await writeFile(join(root, 'shapes.py'), SHAPES.replace('        return size * size', '        return size * size + 1'));
+      const target = await openPytestSandbox(provider, { worktree: root });
+      try {
+        expect((await runPytest(target, profile, { timeoutMs: 4_000 })).status).toBe('timeout');
+      } finally {
+        await target.close();
+      }
+      expect((await server.run({ timeoutMs: 4_000 })).status).toBe('timeout');
+    } finally {
+      await writeFile(join(root, 'shapes.py'), SHAPES);
+    }
+  });
+});
+
 describe("the warm servers' code cache", () => {
   const provider = createSandboxProvider('local');
   const profile = shapesProfile('test_shapes.py');

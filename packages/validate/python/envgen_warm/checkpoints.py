@@ -17,7 +17,7 @@ import pytest
 
 from envgen_warm import runs
 from envgen_warm.caches import _COMPILED, _SERVED, _import_changed_plain
-from envgen_warm.runs import _CHECKPOINTS, _Only, _kill_others, _wait_group
+from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _kill_others, _wait_group
 from envgen_warm.swap import _Decline, _changed_codes, _function_index, _plan_code_swap, _qualname, _ran_before
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
 from envgen_warm.tree import _check_tree_delta, _copy_entry, _copy_scratch, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
@@ -521,7 +521,8 @@ def _collector_main(control, channels, request, root, scratch, vault):
     if collector.role == "runner":
         why = "pytest ended (exit %d) before its test loop" % int(code)
         control.sendall((json.dumps({"ok": False, "why": why}) + "\n").encode("utf-8"))
-    os._exit(int(code))
+        os._exit(int(code))
+    _exit_run(code)
 
 
 class _Peer:

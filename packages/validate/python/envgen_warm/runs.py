@@ -59,8 +59,21 @@ def _run_child(request, root):
     code = pytest.main(list(request["args"]), plugins=plugins)
     if tracer is not None:
         _write_analysis(request["analysis"], tracer, root)
+    _exit_run(code)
+
+
+def _exit_run(code):
+    """Ends a forked run as the interpreter ends ``python -m pytest``: its threading shutdown
+    runs the exit hooks registered with threading (concurrent.futures wakes its idle workers
+    there), then waits for every thread that is not a daemon. A test's thread left blocked (a
+    writer waiting for a pipe's reader that a bug removed) keeps a fresh pytest from exiting
+    until its limit, so it keeps this run too; the server's wait then calls it a timeout, as
+    the reference does."""
+    import threading
+
     sys.stdout.flush()
     sys.stderr.flush()
+    threading._shutdown()
     os._exit(int(code))
 
 
