@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Profile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
+import type { SandboxProvider } from '@envgen/sandbox';
 import { openPytestSandbox, runPytest } from '@envgen/testrun';
 import { WARM_SUPPORT_DIR, startWarmServer } from './warm-server.js';
 import type { WarmServer } from './warm-server.js';
@@ -120,25 +121,57 @@ function shapesProfile(testFile: string): Profile {
   };
 }
 
-describe('the warm server', () => {
-  let root: string;
-  let server: WarmServer;
-  const provider = createSandboxProvider('local');
-  const profile = shapesProfile('test_shapes.py');
+/** A warm server over shapes.py and `files` in a fresh directory, its profile running `testFile`: started before a describe's tests, closed after them. */
+interface ShapesFixture {
+  readonly provider: SandboxProvider;
+  readonly profile: Profile;
+  root: string;
+  server: WarmServer;
+  /** Runs `body` with `from` replaced by `to` in shapes.py, then puts shapes.py back. */
+  mutated<T>(from: string, to: string, body: () => Promise<T>): Promise<T>;
+}
 
+function serveShapes(testFile: string, files: Record<string, string>, options: { prepare?: (root: string) => Promise<void>; preload?: boolean } = {}): ShapesFixture {
+  const fixture: ShapesFixture = {
+    provider: createSandboxProvider('local'),
+    profile: shapesProfile(testFile),
+    root: '',
+    server: undefined as unknown as WarmServer,
+    async mutated(from, to, body) {
+      await writeFile(join(fixture.root, 'shapes.py'), SHAPES.replace(from, to));
+      try {
+        return await body();
+      } finally {
+        await writeFile(join(fixture.root, 'shapes.py'), SHAPES);
+      }
+    },
+  };
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'envgen-warm-reports-'));
-    for (const [path, content] of Object.entries({ 'shapes.py': SHAPES, 'test_shapes.py': TESTS })) {
-      await mkdir(dirname(join(root, path)), { recursive: true });
-      await writeFile(join(root, path), content);
+    fixture.root = await mkdtemp(join(tmpdir(), 'envgen-warm-'));
+    for (const [path, content] of Object.entries({ 'shapes.py': SHAPES, ...files })) {
+      await writeFile(join(fixture.root, path), content);
     }
-    server = await startWarmServer({ provider, worktree: root, profile });
+    await options.prepare?.(fixture.root);
+    fixture.server = await startWarmServer({ provider: fixture.provider, worktree: fixture.root, profile: fixture.profile });
+    // As the validator starts one: its first request, before any of the project's code runs, holds the code cache.
+    if (options.preload) await fixture.server.preload([]);
   });
-
   afterAll(async () => {
-    await server.close();
-    await rm(root, { recursive: true, force: true });
+    await fixture.server?.close();
+    await rm(fixture.root, { recursive: true, force: true });
   });
+  return fixture;
+}
+
+/** Outcome by node id. */
+function outcomes(results: Record<string, { outcome: string }>): Record<string, string> {
+  return Object.fromEntries(Object.entries(results).map(([nodeId, result]) => [nodeId, result.outcome]));
+}
+
+const SQUARE = '        return size * size';
+
+describe('the warm server', () => {
+  const fixture = serveShapes('test_shapes.py', { 'test_shapes.py': TESTS });
 
   it('finds the same statement bounds as pytest on every line of real modules', async () => {
     const { stdout } = await promisify(execFile)('/usr/bin/python3', ['-c', SAME_STATEMENTS], { env: { ...process.env, PYTHONPATH: WARM_SUPPORT_DIR } });
@@ -146,6 +179,7 @@ describe('the warm server', () => {
   });
 
   it('prints what a fresh pytest with the same arguments (no failure reports) prints, with its caches warm', async () => {
+    const { provider, profile, root, server } = fixture;
     const target = await openPytestSandbox(provider, { worktree: root });
     let plain: string;
     try {
@@ -165,38 +199,31 @@ describe('the warm server', () => {
   });
 
   it('goes on from checkpoints of the clean suite with the results a fresh run has', async () => {
-    const outcomes = (results: Record<string, { outcome: string }>): Record<string, string> =>
-      Object.fromEntries(Object.entries(results).map(([nodeId, result]) => [nodeId, result.outcome]));
+    const { server } = fixture;
     const collected = await server.collect({ checkpoints: ['test_shapes.py::TestShapes::test_compare', 'test_shapes.py::test_missing'], timeoutMs: 60_000, analyze: true });
     expect(collected).toMatchObject({ ok: true, collection: 'ok', checkpoints: ['ok', 'not reached'] });
     expect(collected.ok && Object.keys(collected.clean ?? {})).toHaveLength(6);
     expect(collected.ok && collected.analysis?.outside).toHaveProperty(['shapes.py']);
     const fresh = async (): Promise<Record<string, string>> => outcomes((await server.run({ timeoutMs: 60_000 })).results);
-    try {
-      // A body change of a decorated method: the wrapper made at import keeps calling it.
-      // Its lines move, so the code of every function after it is swapped too.
-      await writeFile(join(root, 'shapes.py'), SHAPES.replace('        return size * size', '        size = size + 1\n        return size * size'));
+    // A body change of a decorated method: the wrapper made at import keeps calling it.
+    // Its lines move, so the code of every function after it is swapped too.
+    await fixture.mutated(SQUARE, `        size = size + 1\n${SQUARE}`, async () => {
       const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
       expect(resumed.declined).toBeUndefined();
       expect(resumed.checkpoint).toBe(0);
       expect(outcomes(resumed.results)).toEqual(await fresh());
       expect(outcomes(resumed.results)['test_shapes.py::TestShapes::test_ok']).toBe('failed');
-      // A class-level change cannot be swapped in: the whole suite runs from before collection.
-      await writeFile(join(root, 'shapes.py'), SHAPES.replace('class Shape:', 'class Shape(object):'));
+    });
+    // A class-level change cannot be swapped in: the whole suite runs from before collection.
+    await fixture.mutated('class Shape:', 'class Shape(object):', async () => {
       const declined = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
       expect(declined).toMatchObject({ checkpoint: -1, declined: 'module- or class-level code differs' });
       expect(outcomes(declined.results)).toEqual(await fresh());
-    } finally {
-      await writeFile(join(root, 'shapes.py'), SHAPES);
-    }
+    });
   });
 });
 
 describe('a warm server over tests that leave named pipes and sockets in their temporary directories', () => {
-  let root: string;
-  let server: WarmServer;
-  const provider = createSandboxProvider('local');
-  const profile = shapesProfile('test_pipes.py');
   const PIPES = `import os
 import socket
 
@@ -217,46 +244,26 @@ def test_after(tmp_path_factory):
     assert {path.name for path in base.glob("*/*")} == {"pipe", "sock"}
     assert Shape(4).area(2) == 4
 `;
-
-  beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'envgen-warm-pipes-'));
-    await writeFile(join(root, 'shapes.py'), SHAPES);
-    await writeFile(join(root, 'test_pipes.py'), PIPES);
-    server = await startWarmServer({ provider, worktree: root, profile });
-    // As the validator starts one: its first request, before any of the project's code runs, holds the code cache.
-    await server.preload([]);
-  });
-
-  afterAll(async () => {
-    await server.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  const fixture = serveShapes('test_pipes.py', { 'test_pipes.py': PIPES }, { preload: true });
 
   it('keeps its checkpoints after them and its whole clean run, and goes on from them as a fresh run does', async () => {
+    const { server } = fixture;
     const collected = await server.collect({ checkpoints: ['test_pipes.py::test_after'], timeoutMs: 60_000, analyze: true });
     expect(collected).toMatchObject({ ok: true, collection: 'ok', checkpoints: ['ok'] });
     expect(collected.ok && Object.values(collected.clean ?? {}).map((result) => result.outcome)).toEqual(['passed', 'passed', 'passed']);
-    try {
-      await writeFile(join(root, 'shapes.py'), SHAPES.replace('        return size * size', '        return size * size + 1'));
+    await fixture.mutated(SQUARE, `${SQUARE} + 1`, async () => {
       const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
       expect({ checkpoint: resumed.checkpoint, declined: resumed.declined }).toEqual({ checkpoint: 0, declined: undefined });
-      expect(resumed.declined).toBeUndefined();
-      expect(Object.fromEntries(Object.entries(resumed.results).map(([nodeId, result]) => [nodeId, result.outcome]))).toEqual({
+      expect(outcomes(resumed.results)).toEqual({
         'test_pipes.py::test_fifo': 'passed',
         'test_pipes.py::test_socket': 'passed',
         'test_pipes.py::test_after': 'failed',
       });
-    } finally {
-      await writeFile(join(root, 'shapes.py'), SHAPES);
-    }
+    });
   });
 });
 
 describe('a warm server over a test whose thread a bug leaves blocked', () => {
-  let root: string;
-  let server: WarmServer;
-  const provider = createSandboxProvider('local');
-  const profile = shapesProfile('test_waits.py');
   const WAITS = `import concurrent.futures
 import threading
 
@@ -280,23 +287,12 @@ def test_waits():
         done.set()
     worker.join(timeout=0.1)
 `;
-
-  beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'envgen-warm-waits-'));
-    await writeFile(join(root, 'shapes.py'), SHAPES);
-    await writeFile(join(root, 'test_waits.py'), WAITS);
-    server = await startWarmServer({ provider, worktree: root, profile });
-  });
-
-  afterAll(async () => {
-    await server.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  const fixture = serveShapes('test_waits.py', { 'test_waits.py': WAITS });
 
   it('ends its run as a fresh pytest does: a timeout, since the interpreter waits for the thread', async () => {
+    const { provider, profile, root, server } = fixture;
     expect((await server.run({ timeoutMs: 30_000 })).status).toBe('completed');
-    try {
-      await writeFile(join(root, 'shapes.py'), SHAPES.replace('        return size * size', '        return size * size + 1'));
+    await fixture.mutated(SQUARE, `${SQUARE} + 1`, async () => {
       const target = await openPytestSandbox(provider, { worktree: root });
       try {
         expect((await runPytest(target, profile, { timeoutMs: 4_000 })).status).toBe('timeout');
@@ -304,9 +300,89 @@ def test_waits():
         await target.close();
       }
       expect((await server.run({ timeoutMs: 4_000 })).status).toBe('timeout');
-    } finally {
-      await writeFile(join(root, 'shapes.py'), SHAPES);
-    }
+    });
+  });
+});
+
+/**
+ * A library with a thread pool of its own, started outside Python (as OpenBLAS, the BLAS of
+ * numpy's wheels, starts one at import): `use(stops_at_fork)` starts its idle worker when
+ * none runs, and the first call with 1 registers a pthread_atfork handler that stops it
+ * before each fork, as OpenBLAS's does; the worker starts again at the next use.
+ */
+const POOL_C = `#include <pthread.h>
+
+static pthread_t worker;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static int running, stopping, registered;
+
+static void *idle(void *unused) {
+  pthread_mutex_lock(&lock);
+  while (!stopping) pthread_cond_wait(&wake, &lock);
+  pthread_mutex_unlock(&lock);
+  return unused;
+}
+
+static void stop(void) {
+  if (!running) return;
+  pthread_mutex_lock(&lock);
+  stopping = 1;
+  pthread_cond_signal(&wake);
+  pthread_mutex_unlock(&lock);
+  pthread_join(worker, 0);
+  running = stopping = 0;
+}
+
+int use(int stops_at_fork) {
+  if (stops_at_fork && !registered) registered = !pthread_atfork(stop, 0, 0);
+  if (running) return 0;
+  running = 1;
+  return pthread_create(&worker, 0, idle, 0);
+}
+`;
+
+const NATIVE = (stopsAtFork: boolean): string => `import ctypes
+import os
+
+from shapes import Shape
+
+POOL = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), "libpool.so"))
+POOL.use(${stopsAtFork ? 1 : 0})
+
+
+def test_first():
+    assert POOL.use(${stopsAtFork ? 1 : 0}) == 0
+
+
+def test_area():
+    assert POOL.use(${stopsAtFork ? 1 : 0}) == 0
+    assert Shape(4).area(2) == 4
+`;
+
+async function buildPool(root: string): Promise<void> {
+  await writeFile(join(root, 'pool.c'), POOL_C);
+  await promisify(execFile)('cc', ['-shared', '-fPIC', '-pthread', '-o', join(root, 'libpool.so'), join(root, 'pool.c')]);
+}
+
+describe('a warm server over a suite whose library runs threads started outside Python', () => {
+  const stopping = serveShapes('test_native.py', { 'test_native.py': NATIVE(true) }, { prepare: buildPool, preload: true });
+  const staying = serveShapes('test_native.py', { 'test_native.py': NATIVE(false) }, { prepare: buildPool, preload: true });
+
+  it('keeps its checkpoints where the library stops its threads at fork, and goes on from them as a fresh run does', async () => {
+    const { server } = stopping;
+    const collected = await server.collect({ checkpoints: ['test_native.py::test_area'], timeoutMs: 60_000, analyze: true });
+    expect(collected).toMatchObject({ ok: true, collection: 'ok', checkpoints: ['ok'] });
+    await stopping.mutated(SQUARE, `${SQUARE} + 1`, async () => {
+      const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
+      expect({ checkpoint: resumed.checkpoint, declined: resumed.declined }).toEqual({ checkpoint: 0, declined: undefined });
+      expect(outcomes(resumed.results)).toEqual({ 'test_native.py::test_first': 'passed', 'test_native.py::test_area': 'failed' });
+    });
+  });
+
+  it('declines them, with why, where a thread the library started would be copied into the fork', async () => {
+    const collected = await staying.server.collect({ checkpoints: ['test_native.py::test_area'], timeoutMs: 60_000, analyze: true });
+    expect(collected).toMatchObject({ ok: true, collection: 'ok', checkpoints: ['a thread started outside Python is running (its library does not stop it at fork)'] });
   });
 });
 

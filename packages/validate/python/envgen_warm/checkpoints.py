@@ -66,6 +66,35 @@ def _identity(fd_or_path):
     return (info.st_dev, info.st_ino)
 
 
+def _native_threads():
+    """How many threads this process has, those started outside Python included."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _native_threads_stop_at_fork():
+    """Whether the threads a library started outside Python are gone when this process forks.
+
+    A library that runs a thread pool of its own may stop it in a ``pthread_atfork`` prepare
+    handler and start it again when next used, as OpenBLAS (the BLAS of numpy's wheels) does:
+    then no thread of it is copied half-way into a fork, and what a forked child does is what
+    a fresh process does. Probed with a fork whose child exits at once: after it, only this
+    thread is left, until the library is next used."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    # A joined thread may stay listed for a moment after its exit.
+    deadline = time.monotonic() + 0.05
+    while _native_threads() != 1:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
 def _process_parents():
     """pid -> parent pid of every process this one can see."""
     parents = {}
@@ -207,11 +236,8 @@ class _Collector:
 
         if threading.active_count() != 1:
             return "a thread is running"
-        try:
-            if len(os.listdir("/proc/self/task")) != 1:
-                return "a thread is running"
-        except OSError:
-            pass
+        if _native_threads() != 1 and not _native_threads_stop_at_fork():
+            return "a thread started outside Python is running (its library does not stop it at fork)"
         parents = _process_parents()
         if any(parent == os.getpid() and pid not in self.forked for pid, parent in parents.items()):
             return "a process started by a test is running"
