@@ -191,6 +191,22 @@ async function coldOutput(tree: string, profile: Profile, input: ValidationInput
 
 const f2p = (...names: string[]): string[] => names.map((name) => `tests/test_calc.py::${name}`).sort();
 
+/** The fixture's tree written under `root`/tree, its profile and its baseline (the home under `root`). */
+async function writeFixture(root: string, env: Record<string, string>): Promise<{ profile: Profile; baseline: Baseline }> {
+  const tree = join(root, 'tree');
+  for (const [path, content] of Object.entries(FILES)) {
+    await mkdir(dirname(join(tree, path)), { recursive: true });
+    await writeFile(join(tree, path), content);
+  }
+  const profile: Profile = {
+    python: '/usr/bin/python3', env, aptPackages: [], install: [], testArgs: ['tests'], testGlobs: ['tests/**'],
+    sourceFiles: ['pkg/__init__.py', 'pkg/calc.py'], testFiles: ['tests/conftest.py', 'tests/test_calc.py'],
+    deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
+  };
+  const baseline = await buildBaseline({ worktree: tree, commit: 'f'.repeat(40), profile, sandboxProvider: createSandboxProvider('local'), home: join(root, 'home') });
+  return { profile, baseline };
+}
+
 // A random hash seed makes the validator trace what each test ran itself; a pinned one takes it from the baseline.
 const SEEDS: { seed: string; env: Record<string, string> }[] = [
   { seed: 'a random hash seed', env: {} },
@@ -210,16 +226,7 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'envgen-validate-fixture-'));
     const tree = join(root, 'tree');
-    for (const [path, content] of Object.entries(FILES)) {
-      await mkdir(dirname(join(tree, path)), { recursive: true });
-      await writeFile(join(tree, path), content);
-    }
-    profile = {
-      python: '/usr/bin/python3', env, aptPackages: [], install: [], testArgs: ['tests'], testGlobs: ['tests/**'],
-      sourceFiles: ['pkg/__init__.py', 'pkg/calc.py'], testFiles: ['tests/conftest.py', 'tests/test_calc.py'],
-      deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
-    };
-    baseline = await buildBaseline({ worktree: tree, commit: 'f'.repeat(40), profile, sandboxProvider: provider, home: join(root, 'home') });
+    ({ profile, baseline } = await writeFixture(root, env));
     validator = await createValidator({ worktree: tree, profile, baseline, sandboxProvider: provider, concurrency: 2, limits });
     const names = Object.keys(CANDIDATES);
     const outcomes = await Promise.all(names.map((name) => validator.validateWithDetails(CANDIDATES[name] as ValidationInput)));
@@ -332,5 +339,29 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
       const reference = await validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, limits, ...input });
       expect({ name, same: sameVerdict(fast.get(name)?.verdict ?? reference, reference), reference }).toMatchObject({ name, same: true });
     }
+  });
+});
+
+describe('a resumed run that passes a limit', () => {
+  let root: string;
+  let validator: Validator;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-limit-'));
+    const { profile, baseline } = await writeFixture(root, {});
+    // The hang's 2 s pass a quarter of the run's 6 s, past which a resumed run that completes runs again from scratch.
+    const limits = { timeoutMs: 6_000, testTimeoutMs: 6_000, perTestSeconds: Object.fromEntries(ALL_TESTS.map((id) => [id, 2])) };
+    validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: createSandboxProvider('local'), concurrency: 1, limits });
+  });
+
+  afterAll(async () => {
+    await validator?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('is a timeout at once, not run again from scratch: that run, the same tests and more, would pass it too', async () => {
+    const outcome = await validator.validateWithDetails(CANDIDATES['hang'] as ValidationInput);
+    expect(outcome).toMatchObject({ mode: 'resumed', verdict: { kind: 'rejected', reason: 'timeout' } });
+    expect(outcome.declined).toBeUndefined();
   });
 });

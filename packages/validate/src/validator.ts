@@ -23,7 +23,7 @@ import type { CollectOutcome, SuiteAnalysis, WarmRun } from './warm-server.js';
 /**
  * A resumed run slower than this share of the limit runs again from scratch: the
  * reference's run, which also runs the tests before the checkpoint and starts pytest,
- * might pass the limit where the resumed run did not.
+ * might pass the limit where the resumed run did not. One already past a limit does not.
  */
 const RESUMED_SHARE_OF_LIMIT = 0.25;
 /** Checkpoints of the clean suite each warm server keeps (one process each). */
@@ -303,10 +303,13 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
         phases: clock.phases,
       };
     }
-    if (run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) return runSuite(worker, files, `${why}; resumed run near the limit`, clock, ['resumed run near the limit']);
+    const verdict = verdictOfRun(baseline, run);
+    // A resumed run already past a limit is a timeout: a run from scratch, the same tests and more, would pass it too.
+    const timedOut = verdict.kind === 'rejected' && verdict.reason === 'timeout';
+    if (!timedOut && run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) return runSuite(worker, files, `${why}; resumed run near the limit`, clock, ['resumed run near the limit']);
     const at = run.checkpoint >= 0 ? (checkpointIds[run.checkpoint] ?? null) : null;
     return {
-      verdict: verdictOfRun(baseline, run),
+      verdict,
       mode: at === null ? 'suite' : 'resumed',
       why: `${why}; ${at === null ? 'from the checkpoint before collection' : `resumed at ${at}`}${run.declined === undefined ? '' : ` (${run.declined})`}`,
       testsRun: at === null ? order.length : order.length - (positions.get(at) ?? 0),
