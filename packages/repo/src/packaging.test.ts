@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { git } from './git-test-helpers.fixture.js';
 import { gitVersion, installedMetadataStep, packageRoots, readPackaging, versionTuple } from './packaging.js';
-import { deriveProfile } from './profile.js';
+import { deriveProfile, detectProfile } from './profile.js';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -73,7 +73,7 @@ describe('gitVersion', () => {
 describe('readPackaging', () => {
   it('is null when nothing in the project needs it installed', async () => {
     const files = { 'pyproject.toml': '[project]\nname = "plain"\nversion = "1.0"\n', 'plain/__init__.py': 'X = 1\n', 'tests/test_plain.py': 'def test_x():\n    pass\n' };
-    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files))).toBeNull();
+    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files), [])).toBeNull();
   });
 
   it('reads entry points, the version file the build writes and a version from git tags', async () => {
@@ -102,7 +102,7 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
     };
     const root = committed(files);
     git(root, 'tag', 'v0.9.0');
-    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files));
+    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files), []);
     expect(packaging).toEqual({
       name: 'Fancy.Tool',
       version: '0.9.0',
@@ -120,7 +120,7 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
       'oldstyle/__init__.py': '__version__ = "3.1.4"\n',
       'tests/test_meta.py': 'import importlib.metadata\n\ndef test_version():\n    assert importlib.metadata.version("oldstyle") == "3.1.4"\n',
     };
-    const packaging = await readPackaging(tree(files), Object.keys(files), pyFiles(files));
+    const packaging = await readPackaging(tree(files), Object.keys(files), pyFiles(files), []);
     expect(packaging).toMatchObject({ name: 'oldstyle', version: '3.1.4', versionFrom: 'oldstyle.__version__ in oldstyle/__init__.py', entryPoints: { console_scripts: { old: 'oldstyle:main' } } });
     expect(packaging?.needs).toEqual(['tests/test_meta.py reads installed metadata']);
   });
@@ -130,13 +130,13 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
       'setup.py': 'from setuptools import setup\n\nsetup(\n    name="legacy-lib",\n    version="0.4.2",\n    packages=["legacy"],\n)\n',
       'legacy/__init__.py': 'import pkg_resources\n\n__version__ = pkg_resources.get_distribution("legacy-lib").version\n',
     };
-    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files))).toMatchObject({ name: 'legacy-lib', version: '0.4.2', versionFrom: 'setup.py', needs: ['legacy/__init__.py reads installed metadata'] });
+    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files), [])).toMatchObject({ name: 'legacy-lib', version: '0.4.2', versionFrom: 'setup.py', needs: ['legacy/__init__.py reads installed metadata'] });
     const byAttribute = {
       'setup.py': 'import legacy\nfrom setuptools import setup\n\nsetup(name="legacy-lib", version=legacy.__version__)\n',
       'legacy/__init__.py': '__version__ = "0.5.0"\n',
       'tests/test_legacy.py': 'from importlib import metadata\n',
     };
-    expect(await readPackaging(tree(byAttribute), Object.keys(byAttribute), pyFiles(byAttribute))).toMatchObject({ version: '0.5.0', versionFrom: 'legacy.__version__ in legacy/__init__.py' });
+    expect(await readPackaging(tree(byAttribute), Object.keys(byAttribute), pyFiles(byAttribute), [])).toMatchObject({ version: '0.5.0', versionFrom: 'legacy.__version__ in legacy/__init__.py' });
   });
 
   it("prefers an sdist's PKG-INFO to git for a version the build computes", async () => {
@@ -145,7 +145,7 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
       'pyproject.toml': '[project]\nname = "fromsdist"\ndynamic = ["version"]\n\n[tool.setuptools_scm]\nwrite_to = "fromsdist/_version.py"\n',
       'fromsdist/__init__.py': 'from ._version import version\n',
     };
-    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files))).toMatchObject({ version: '2.5.0', versionFrom: "the sdist's PKG-INFO" });
+    expect(await readPackaging(tree(files), Object.keys(files), pyFiles(files), [])).toMatchObject({ version: '2.5.0', versionFrom: "the sdist's PKG-INFO" });
   });
 });
 
@@ -158,9 +158,9 @@ describe('installedMetadataStep', () => {
     };
     const root = committed(files);
     git(root, 'tag', '1.4.0');
-    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files));
+    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files), []);
     if (packaging === null) throw new Error('expected packaging');
-    const step = installedMetadataStep(packaging, 'src/');
+    const step = installedMetadataStep(packaging, 'src/', { python: '/usr/bin/python3', importPaths: ['src'] });
     execFileSync('sh', ['-c', step], { cwd: root });
     // Idempotent: the bundle's script runs it again on a tree that has it.
     execFileSync('sh', ['-c', step], { cwd: root });
@@ -176,17 +176,18 @@ describe('installedMetadataStep', () => {
 
   it('makes the console scripts the tests run, which run the tree\'s code from any directory, and names their directory for PATH', async () => {
     const files = {
-      'pyproject.toml': '[project]\nname = "ivl"\nversion = "0.3.0"\n\n[project.scripts]\nivl-total = "ivl.cli:main"\nivl-dump = "ivl.cli:Dump.run [color]"\n\n[tool.setuptools.package-dir]\n"" = "lib"\n',
+      'pyproject.toml': '[project]\nname = "ivl"\nversion = "0.3.0"\n\n[project.scripts]\nivl-total = "ivl.cli:main"\nivl-dump = "ivl.cli:Dump.run [color]"\n\n[tool.setuptools.package-dir]\n"" = "lib"\n\n[tool.pytest.ini_options]\npython_files = ["check_*.py"]\n',
       'lib/ivl/__init__.py': '',
       'lib/ivl/cli.py': 'import sys\n\n\ndef main():\n    print(sum(int(a) for a in sys.argv[1:]))\n    return 3\n\n\nclass Dump:\n    @staticmethod\n    def run():\n        print("dump")\n',
       // A mention outside the tests (a parser's prog name) is no reason: only what tests run.
       'lib/ivl/args.py': 'PROG = "ivl-dump"\n',
-      'tests/test_cli.py': 'import subprocess\n\n\ndef test_total():\n    subprocess.run(["ivl-total", "1"])\n',
+      // A test file by the project's own python_files.
+      'checks/check_cli.py': 'import subprocess\n\n\ndef test_total():\n    subprocess.run(["ivl-total", "1"])\n',
     };
     const root = tree(files);
-    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files));
-    expect(packaging).toMatchObject({ scriptsRun: ['ivl-total'], needs: ['its tests run its console scripts (ivl-total)'] });
-    const profile = deriveProfile({ files: Object.keys(files), configFiles: [{ path: 'pyproject.toml', text: files['pyproject.toml'] }], packaging });
+    const profile = await detectProfile(root, { aptPackages: [] });
+    expect(profile.testFiles).toEqual(['checks/check_cli.py']);
+    expect(profile.provenance['env.ENVGEN_SCRIPTS']).toContain('(ivl-total)');
     expect(profile.env).toMatchObject({ PYTHONPATH: 'lib', ENVGEN_SCRIPTS: 'lib/ivl-0.3.0.dist-info/bin' });
     for (const step of profile.install) execFileSync('sh', ['-c', step], { cwd: root });
     // Every script pip would make, run from elsewhere with nothing of the tree on the path.

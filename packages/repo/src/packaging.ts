@@ -59,9 +59,6 @@ function text(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
 }
 
-// Test modules, their fixtures and helpers: what may run the project's console scripts.
-const TEST_FILE = /(?:^|\/)(?:tests?|testing)\/|(?:^|\/)(?:test_[^/]*|[^/]*_test|conftest)\.py$/;
-
 /** Whether `source` holds `command` as a string of its own or the start of a command line (`"tool"`, `'tool --help'`). */
 function namesCommand(source: string, command: string): boolean {
   const name = command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -153,8 +150,9 @@ async function attrVersion(root: string, attr: string): Promise<{ version: strin
  * declares no distribution name or nothing in it needs installed metadata.
  *
  * @param pythonFiles repo-relative Python files of the project (source and tests), scanned for code that reads installed metadata
+ * @param testFiles those of them that are the tests' (the profile's test files), scanned for the console scripts they run
  */
-export async function readPackaging(root: string, files: readonly string[], pythonFiles: readonly string[]): Promise<Packaging | null> {
+export async function readPackaging(root: string, files: readonly string[], pythonFiles: readonly string[], testFiles: readonly string[]): Promise<Packaging | null> {
   const pyproject = parsePyproject(await readText(root, 'pyproject.toml'));
   const setupCfgText = await readText(root, 'setup.cfg');
   const setupCfg = setupCfgText === null ? null : parseIni(setupCfgText);
@@ -210,8 +208,9 @@ export async function readPackaging(root: string, files: readonly string[], pyth
   const scripts = Object.keys({ ...entryPoints['console_scripts'], ...entryPoints['gui_scripts'] });
   const scriptsRun = new Set<string>();
   let readsMetadata: string | null = null;
+  const testSet = new Set(testFiles);
   for (const file of pythonFiles) {
-    const tests = TEST_FILE.test(file);
+    const tests = testSet.has(file);
     if (readsMetadata !== null && (!tests || scriptsRun.size === scripts.length)) continue;
     const source = await readText(root, file);
     if (source === null) continue;
@@ -303,7 +302,7 @@ function consoleScript(python: string, path: string, name: string, target: strin
  * scripts in the dist-info's `bin/` ({@link scriptsDir}), run by `scripts.python` with
  * `scripts.importPaths` (repo-relative) on their path.
  */
-export function installedMetadataStep(packaging: Packaging, dir: string, scripts?: { python: string; importPaths: readonly string[] }): string {
+export function installedMetadataStep(packaging: Packaging, dir: string, scripts: { python: string; importPaths: readonly string[] }): string {
   const distInfo = distInfoDir(packaging, dir);
   const write = (path: string, content: string) => [`cat > ${quoteShellWord(path)} <<'ENVGEN_EOF'`, content.trimEnd(), 'ENVGEN_EOF'];
   const lines = [`# envgen: ${packaging.name} ${packaging.version} as \`pip install -e .\` leaves it for the tests (${packaging.needs.join('; ')})`, `mkdir -p ${quoteShellWord(distInfo)}`];
@@ -313,7 +312,7 @@ export function installedMetadataStep(packaging: Packaging, dir: string, scripts
     lines.push(...write(`${distInfo}/entry_points.txt`, groups.map(([group, entries]) => [`[${group}]`, ...Object.entries(entries).map(([key, value]) => `${key} = ${value}`)].join('\n')).join('\n\n')));
   }
   const bin = scriptsDir(packaging, dir);
-  if (bin !== null && scripts !== undefined) {
+  if (bin !== null) {
     lines.push(`mkdir -p ${quoteShellWord(bin)}`);
     for (const [name, target] of Object.entries({ ...packaging.entryPoints['console_scripts'], ...packaging.entryPoints['gui_scripts'] })) {
       // A script name is a file name of bin/, never a path.

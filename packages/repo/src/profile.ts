@@ -8,7 +8,7 @@ import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
-import type { ConfigFile } from './pytest-config.js';
+import type { ConfigFile, PytestSettings } from './pytest-config.js';
 import type { Profile } from './types.js';
 
 /** Default interpreter: Debian's, which sees the apt-installed test dependencies. */
@@ -226,6 +226,11 @@ function basenameOf(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }
 
+/** What test files match: pytest's `python_files` (or its default) and envgen's conventions, unless an override names them. */
+function testGlobsOf(settings: PytestSettings | null, override: ProfileOverrideValues): string[] {
+  return override.testGlobs ?? [...(settings?.pythonFiles ?? DEFAULT_PYTHON_FILES), ...EXTRA_TEST_GLOBS];
+}
+
 function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverrideValues; from: Record<string, string> } {
   const values: ProfileOverrideValues = {};
   const from: Record<string, string> = {};
@@ -277,9 +282,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     .sort();
 
   const patterns = settings?.pythonFiles ?? DEFAULT_PYTHON_FILES;
-  let testGlobs = [...patterns, ...EXTRA_TEST_GLOBS];
+  const testGlobs = testGlobsOf(settings, override);
   provenance['testGlobs'] = settings?.pythonFiles ? `python_files from ${settings.source} + envgen conventions` : 'pytest default python_files + envgen conventions';
-  if (override.testGlobs) testGlobs = override.testGlobs;
 
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
   const sourceFiles = pythonFiles.filter((file) => !matchesAnyGlob(file, testGlobs) && !TOOLING_FILES.has(file));
@@ -471,12 +475,22 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   const projectFiles = files.filter((file) => file.startsWith(prefix)).map((file) => file.slice(prefix.length));
   const projectConfigs = choice.dir === '' ? rootConfigs : await readConfigs(choice.dir);
   const configFiles = projectConfigs.map((file) => ({ ...file, path: file.path.slice(prefix.length) }));
-  const packaging = await readPackaging(
-    root,
-    projectFiles,
-    // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
-    projectFiles.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file)),
-  );
+  // pytest reads the first config file it finds from the project's directory up to the root.
+  let pytestConfigFiles: ConfigFile[] | undefined;
+  if (choice.dir !== '') {
+    const ancestors = [...choice.dir.split('/').map((_, index, parts) => parts.slice(0, parts.length - index).join('/')), ''];
+    for (const dir of ancestors) {
+      const configs = dir === choice.dir ? projectConfigs : dir === '' ? rootConfigs : await readConfigs(dir);
+      if (readPytestSettings(configs) !== null) {
+        pytestConfigFiles = configs;
+        break;
+      }
+    }
+  }
+  // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
+  const pythonFiles = projectFiles.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file));
+  const testGlobs = testGlobsOf(readPytestSettings(pytestConfigFiles ?? configFiles), collectOverrides(options.overrides ?? []).values);
+  const packaging = await readPackaging(root, projectFiles, pythonFiles, pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs)));
   let declared: TreeListing['declared'] = null;
   if (!options.aptPackages?.length) {
     const debianMap = await readDebianMap();
@@ -498,15 +512,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     .sort();
   const tree: TreeListing = { files: projectFiles, configFiles, packaging, declared, setupScript, ...(workspaceRoots.length > 0 ? { workspaceRoots } : {}) };
   if (choice.dir === '') return deriveProfile(tree, options);
-  // pytest reads the first config file it finds from the project's directory up to the root.
-  const ancestors = [...choice.dir.split('/').map((_, index, parts) => parts.slice(0, parts.length - index).join('/')), ''];
-  for (const dir of ancestors) {
-    const configs = dir === choice.dir ? projectConfigs : dir === '' ? rootConfigs : await readConfigs(dir);
-    if (readPytestSettings(configs) !== null) {
-      tree.pytestConfigFiles = configs;
-      break;
-    }
-  }
+  if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
   tree.project = { dir: choice.dir, why: choice.why };
   return deriveProfile(tree, options);
 }
