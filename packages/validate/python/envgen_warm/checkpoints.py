@@ -5,7 +5,6 @@ talking to them."""
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -20,7 +19,7 @@ from envgen_warm.caches import _COMPILED, _SERVED, _import_changed_plain
 from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _kill_others, _wait_group
 from envgen_warm.swap import _Decline, _changed_codes, _function_index, _plan_code_swap, _qualname, _ran_before
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
-from envgen_warm.tree import _check_tree_delta, _copy_entry, _copy_scratch, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
+from envgen_warm.tree import _check_tree_delta, _copy_scratch, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
 
 
 # -- checkpoints of the clean suite ------------------------------------------------------
@@ -290,7 +289,7 @@ class _Collector:
             copy = os.path.join(self.vault, str(index))
             why = _copy_scratch(self.scratch, copy)
             if why is not None:
-                self.statuses[index] = why
+                self.statuses[index] = "cannot copy the tests' temporary directory: %s" % why
                 return
         sys.stdout.flush()
         sys.stderr.flush()
@@ -437,14 +436,9 @@ class _Collector:
             except _Decline as declined:
                 self._send({"declined": str(declined)})
                 continue
-            try:
-                _remove_tree(self.scratch)
-                if self.copy is None:
-                    os.mkdir(self.scratch, 0o700)
-                else:
-                    shutil.copytree(self.copy, self.scratch, symlinks=True, copy_function=_copy_entry)
-            except OSError as error:
-                self._send({"declined": "cannot restore the scratch directory: %s" % error, "retire": True})
+            why = _copy_scratch(self.copy, self.scratch)
+            if why is not None:
+                self._send({"declined": "cannot restore the scratch directory: %s" % why, "retire": True})
                 continue
             if self.delta is not None:
                 try:

@@ -119,13 +119,18 @@ def _copy_entry(source, target):
 
 
 def _copy_scratch(source, target):
-    """Copies the tests' temporary directory; returns None, or why it cannot be copied."""
+    """Makes ``target`` a copy of the tests' temporary directory ``source`` (an empty one when
+    ``source`` is None), in place of what it held; returns None, or why it could not."""
     try:
-        shutil.copytree(source, target, symlinks=True, copy_function=_copy_entry)
+        _remove_tree(target)
+        if source is None:
+            os.mkdir(target, 0o700)
+        else:
+            shutil.copytree(source, target, symlinks=True, copy_function=_copy_entry)
     except OSError as error:
         # shutil.Error holds (source, target, why) per entry that failed.
         failed = error.args[0] if isinstance(error, shutil.Error) and error.args and isinstance(error.args[0], list) else None
-        return "cannot copy the tests' temporary directory: %s" % (failed[0][2] if failed else error)
+        return str(failed[0][2] if failed else error)
     return None
 
 
