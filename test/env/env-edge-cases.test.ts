@@ -100,6 +100,46 @@ describe('envgen env on edge-case repos', () => {
     expect(report.collectionErrors[0]?.message).toMatch(/module_that_does_not_exist/);
   });
 
+  it('says why clean tests fail, grouped by their exception, and what to do where the machine lacks what they need', async () => {
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      'tests/test_reasons.py': [
+        'import locale',
+        'import pytest',
+        'from calc import add',
+        '',
+        '',
+        '@pytest.fixture',
+        'def in_a_locale():',
+        '    # A locale no machine generates: setlocale fails as where en_US.UTF-8 was never generated.',
+        '    locale.setlocale(locale.LC_ALL, "xx_YY.UTF-8")',
+        '',
+        '',
+        '@pytest.mark.parametrize("case", range(3))',
+        'def test_sorted(in_a_locale, case):',
+        '    pass',
+        '',
+        '',
+        'def test_wrong():',
+        '    assert add(2, 2) == 5',
+        '',
+        '',
+        'def test_ok():',
+        '    assert add(2, 2) == 4',
+        '',
+      ].join('\n'),
+    });
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.tests).toMatchObject({ passed: 1, failed: 1, error: 3 });
+    expect(report.failing).toEqual([
+      { reason: 'locale.Error: unsupported locale setting', count: 3, example: 'tests/test_reasons.py::test_sorted[0]' },
+      { reason: 'assert 4 == 5', count: 1, example: 'tests/test_reasons.py::test_wrong' },
+    ]);
+    const text = formatEnvReport(report);
+    expect(text).toContain('3 × locale.Error: unsupported locale setting (tests/test_reasons.py::test_sorted[0], …): a locale this machine has not generated: apt-get install -y locales-all\n');
+    expect(text).toMatch(/\n\s+failing\s+1 × assert 4 == 5 \(tests\/test_reasons.py::test_wrong\)\n/);
+  });
+
   it('marks tests whose outcome differs between the two runs as flaky', async () => {
     // 16 coin flips per run: the chance that no case differs between two runs is 2^-16.
     const repo = writeFixtureRepo({

@@ -15,8 +15,8 @@ import {
 import type { Profile, ResolvedRepo, Worktree } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { buildBaseline, countCoverage, summarizeResults } from '@envgen/testrun';
-import type { Baseline, CollectionError, ResultSummary } from '@envgen/testrun';
+import { buildBaseline, countCoverage, groupFailures, summarizeResults } from '@envgen/testrun';
+import type { Baseline, CollectionError, FailureGroup, ResultSummary } from '@envgen/testrun';
 import { findMissingPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import type { Progress } from './progress.js';
@@ -41,6 +41,8 @@ export interface EnvReport {
   entities: { functions: number; methods: number; classes: number };
   tests: ResultSummary;
   flaky: string[];
+  /** The clean run's failing and erroring tests (flaky ones left out), by the exception they end with. */
+  failing: FailureGroup[];
   collectionErrors: CollectionError[];
   suiteSeconds: number[];
   coverage: { coveredFunctions: number; allFunctions: number };
@@ -202,6 +204,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       entities: await countEntities(worktree.path, sourceFiles),
       tests: summarizeResults(baseline.results, baseline.flaky),
       flaky: baseline.flaky,
+      failing: groupFailures(baseline.results, baseline.flaky),
       collectionErrors: baseline.collectionErrors,
       suiteSeconds: baseline.suiteSeconds,
       coverage: { coveredFunctions: coverage.covered, allFunctions: coverage.total },

@@ -19,6 +19,32 @@ function describeProfile(report: EnvReport): string[] {
   return lines;
 }
 
+/** Groups of clean failures `envgen env` lists; `--json` has them all. */
+const FAILURE_GROUPS_SHOWN = 5;
+
+/**
+ * Exceptions that say a clean test fails for want of something on the machine, not in the
+ * code, and what to do about it.
+ */
+const MACHINE_CAUSES: ReadonlyArray<{ pattern: RegExp; fix: (install: string) => string }> = [
+  { pattern: /^locale\.Error: unsupported locale setting/, fix: (install) => `a locale this machine has not generated: ${install} locales-all` },
+  {
+    pattern: /Temporary failure in name resolution|Name or service not known|Network is unreachable|No address associated with hostname/,
+    fix: () => 'the sandbox has no network: deselect them (a profile file\'s "deselect")',
+  },
+];
+
+function failingRows(report: EnvReport, install: string): Array<[string, string]> {
+  const rows = report.failing.slice(0, FAILURE_GROUPS_SHOWN).map((group): [string, string] => {
+    const cause = MACHINE_CAUSES.find(({ pattern }) => pattern.test(group.reason));
+    const example = group.count === 1 ? group.example : `${group.example}, …`;
+    return ['failing', `${group.count} × ${group.reason} (${example})${cause === undefined ? '' : `: ${cause.fix(install)}`}`];
+  });
+  const rest = report.failing.slice(FAILURE_GROUPS_SHOWN);
+  if (rest.length > 0) rows.push(['', `${rest.reduce((sum, group) => sum + group.count, 0)} more, for ${rest.length} other reason(s) (--json lists them)`]);
+  return rows;
+}
+
 /** The human form of an `envgen env` report. */
 export function formatEnvReport(report: EnvReport): string {
   const { tests, entities, coverage } = report;
@@ -32,13 +58,12 @@ export function formatEnvReport(report: EnvReport): string {
     ['suite', report.suiteSeconds.map((seconds) => `${seconds.toFixed(2)} s`).join(' / ') + (report.fromCache ? ' (cached baseline)' : '')],
     ['coverage', `${coverage.coveredFunctions} / ${coverage.allFunctions} functions covered by passing tests (${percent(coverage.coveredFunctions, coverage.allFunctions)})`],
   ];
+  const install = report.sandbox === 'docker' ? 'docker/build-base-image.sh' : 'apt-get install -y';
   for (const error of report.collectionErrors) rows.push(['collection', `${error.nodeid}: ${error.message.split('\n')[0] ?? ''}`]);
+  rows.push(...failingRows(report, install));
   for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
   const installable = installablePackages(report.missingAptPackages, report.unavailableAptPackages);
-  if (installable.length > 0) {
-    const fix = report.sandbox === 'docker' ? 'docker/build-base-image.sh' : 'apt-get install -y';
-    rows.push(['missing', `${fix} ${installable.join(' ')}`]);
-  }
+  if (installable.length > 0) rows.push(['missing', `${install} ${installable.join(' ')}`]);
   if (report.unavailableAptPackages.length > 0) rows.push(['not in apt', `${report.unavailableAptPackages.join(' ')} (not in this machine's Debian archive)`]);
   for (const note of report.notes) rows.push(['note', note]);
   const width = Math.max(...rows.map(([label]) => label.length));

@@ -25,7 +25,8 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
 
     {"version": 1, "exitstatus": int, "interrupted": bool,
      "results": {nodeid: {"outcome": "passed|failed|error|skipped", "duration": float,
-                          "wall": float}},   # wall: the whole run protocol, reports included
+                          "wall": float,     # wall: the whole run protocol, reports included
+                          "reason": str}},   # reason: a failed or erroring test's exception line
      "collectionErrors": [{"nodeid": str, "message": str}],
      "coverage": {nodeid: {relpath: [co_firstlineno, ...]}},   # only with ENVGEN_COVERAGE=1
      "lines": {relpath: [lineno, ...]}}                        # only with ENVGEN_LINES
@@ -63,6 +64,16 @@ def _short_message(report):
                 return line[:_MESSAGE_LIMIT]
         return exception_lines[-1][:_MESSAGE_LIMIT]
     return (lines[-1] if lines else "collection failed")[:_MESSAGE_LIMIT]
+
+
+def _crash_line(report):
+    """The exception a failed test ends with, on one line (``locale.Error: unsupported
+    locale setting``), or None: read off the report pytest made anyway, never formatted."""
+    message = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
+    if not isinstance(message, str):
+        return None
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return lines[0][:_MESSAGE_LIMIT] if lines else None
 
 
 _THREADS = getattr(threading, "_active", {})
@@ -376,6 +387,10 @@ class _Recorder:
                 entry["outcome"] = "error"
         elif report.skipped and report.when == "setup":
             entry["outcome"] = "skipped"
+        if report.failed and "reason" not in entry:
+            reason = _crash_line(report)
+            if reason is not None:
+                entry["reason"] = reason
 
     # -- per-test time limit ------------------------------------------------------------
 

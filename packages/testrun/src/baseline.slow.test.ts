@@ -195,7 +195,7 @@ describe('buildBaseline in the local sandbox', () => {
       const after = await buildBaseline(options);
       expect(after.results['tests/test_needs.py::test_value']?.outcome).toBe('passed');
       expect(after.environment).not.toBe(before.environment);
-      expect(logged).toEqual([expect.stringContaining('packages the tests import changed since the cached baseline was made')]);
+      expect(logged).toEqual([expect.stringContaining('packages the tests import or the locales changed since the cached baseline was made')]);
       expect(await buildBaseline(options)).toEqual(after);
     } finally {
       await rm(tree, { recursive: true, force: true });

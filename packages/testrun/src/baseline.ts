@@ -196,7 +196,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
         return cached;
       }
       if (cached !== null) {
-        const why = cached.environment === undefined ? 'the cached baseline does not record the packages the tests could import (an older envgen made it)' : 'packages the tests import changed since the cached baseline was made (installed, removed or upgraded)';
+        const why = cached.environment === undefined ? 'the cached baseline does not record the packages the tests could import (an older envgen made it)' : 'packages the tests import or the locales changed since the cached baseline was made (installed, removed or upgraded)';
         logger.info(`${why}; running the clean suite again`, { path });
       }
     } catch (error) {

@@ -5,7 +5,8 @@ import type { PytestSandbox } from './pytest-sandbox.js';
 /**
  * Prints what the interpreter imports from outside the worktree: its version and, per entry
  * of its import path (the profile's PYTHONPATH and `.pth` files included), the entry's real
- * path and last change, or null when it does not exist.
+ * path and last change, or null when it does not exist; and the last change of the locales
+ * the machine has generated (`locales-all`, `locale-gen`), which tests that set one need.
  */
 const PROBE = `import json, os, sys
 root = os.path.realpath(os.getcwd())
@@ -17,7 +18,8 @@ def entry(path):
         return [real, os.stat(real).st_mtime_ns]
     except OSError:
         return [real, None]
-print(json.dumps([sys.version, os.path.realpath(sys.executable), [found for found in map(entry, sys.path) if found]]))
+locales = [[path, os.stat(path).st_mtime_ns] for path in ("/usr/lib/locale", "/usr/lib/locale/locale-archive") if os.path.exists(path)]
+print(json.dumps([sys.version, os.path.realpath(sys.executable), [found for found in map(entry, sys.path) if found], locales]))
 `;
 
 const PROBE_TIMEOUT_MS = 30_000;

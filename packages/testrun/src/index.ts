@@ -7,5 +7,6 @@ export { buildBaseline, loadCachedBaseline, baselinePath, findFlaky } from './ba
 export { runInstallSteps } from './install-steps.js';
 export type { BuildBaselineOptions, BaselineProgress } from './baseline.js';
 export { mapCoverage, entityKey } from './coverage-map.js';
-export { summarizeResults, coveredEntities, countCoverage } from './summary.js';
+export { summarizeResults, groupFailures, coveredEntities, countCoverage } from './summary.js';
+export type { FailureGroup } from './summary.js';
 export type { ResultSummary } from './summary.js';

@@ -183,6 +183,7 @@ export function parseResultsFile(text: string): ResultsFile | null {
       duration: Number(entry['duration']) || 0,
       ...(typeof entry['wall'] === 'number' ? { wall: entry['wall'] } : {}),
       ...(entry['timedOut'] === true ? { timedOut: true } : {}),
+      ...(typeof entry['reason'] === 'string' ? { reason: entry['reason'] } : {}),
     };
   }
   const collectionErrors: CollectionError[] = [];

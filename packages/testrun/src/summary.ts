@@ -22,6 +22,31 @@ export function summarizeResults(results: Record<string, TestResult>, flaky: rea
   return summary;
 }
 
+/** Tests that fail or error for one reason: how many, and the first of them. */
+export interface FailureGroup {
+  reason: string;
+  count: number;
+  example: string;
+}
+
+/**
+ * The failing and erroring tests of `results` (flaky ones left out) grouped by the exception
+ * they end with, largest group first; tests whose run recorded none are grouped as
+ * `unknown`.
+ */
+export function groupFailures(results: Record<string, TestResult>, flaky: readonly string[] = []): FailureGroup[] {
+  const flakySet = new Set(flaky);
+  const groups = new Map<string, FailureGroup>();
+  for (const [nodeId, result] of Object.entries(results)) {
+    if ((result.outcome !== 'failed' && result.outcome !== 'error') || flakySet.has(nodeId)) continue;
+    const reason = result.reason ?? 'unknown';
+    const group = groups.get(reason);
+    if (group === undefined) groups.set(reason, { reason, count: 1, example: nodeId });
+    else group.count += 1;
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+}
+
 function splitEntityKey(key: string): CoveredEntity {
   // File paths end in `.py`, so the first `.py:` separates path from qualified name.
   const at = key.indexOf('.py:');

@@ -12,6 +12,8 @@ export interface TestResult {
   wall?: number;
   /** Set when the test was stopped at the profile's per-test limit (its outcome is then `failed` or `error`). */
   timedOut?: true;
+  /** A failed or erroring test's exception, on one line (`locale.Error: unsupported locale setting`). */
+  reason?: string;
 }
 
 /** A file pytest could not collect (import error, syntax error...). */
