@@ -154,7 +154,12 @@ export function formatInjectReport(report: InjectCommandReport): string {
       : [`BUG          ${report.afterVerdict.length} candidate(s) the validator proved were rejected later (a disagreement in envgen: please report it):`, ...afterVerdict]),
     ...(report.cleanRun === null
       ? []
-      : [`clean run    the bundle's own script on the clean repo: ${report.cleanRun.cached ? `from an earlier injection of this commit (${report.cleanRun.seconds.toFixed(1)} s cold then)` : `${report.cleanRun.seconds.toFixed(1)} s cold`}`]),
+      : [
+          `clean run    the bundle's own script on the clean repo: ${report.cleanRun.cached ? `from an earlier injection of this commit (${report.cleanRun.seconds.toFixed(1)} s cold then)` : `${report.cleanRun.seconds.toFixed(1)} s cold`}`,
+          ...(report.cleanRun.flaky.length === 0
+            ? []
+            : [`flaky        ${report.cleanRun.flaky.length} test(s) passed in the baseline's two runs and not in this one, in no FAIL_TO_PASS or PASS_TO_PASS: ${report.cleanRun.flaky.slice(0, 3).join(', ')}`]),
+        ]),
     ...(report.replay !== null
       ? [`replay       ${report.replay.agreed ? 'agreed' : 'DISAGREED'}: ${report.replay.detail} (${report.replay.strategy}, ${report.replay.seconds.toFixed(1)} s cold)`]
       : report.kept > 0

@@ -15,7 +15,7 @@ import { profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import type { Baseline } from '@envgen/testrun';
-import { createValidator, stablePassing, withFlaky } from '@envgen/validate';
+import { createValidator, flippedIds, stablePassing, withFlaky } from '@envgen/validate';
 import type { ValidationOutcome, Validator } from '@envgen/validate';
 import { combineCandidates } from './combine-candidates.js';
 import { mutatedFiles } from './failure-outputs.js';
@@ -138,10 +138,11 @@ export interface InjectionReport {
   replay: { strategy: string; agreed: boolean; detail: string; seconds: number } | null;
   /**
    * The bundle script's cold run on the clean repo (the evidence of checks 2 and 3): its
-   * seconds, and whether it came from the pool, where an earlier injection of this commit
-   * left it (null when it did not run through).
+   * seconds, whether it came from the pool, where an earlier injection of this commit
+   * left it, and the stable tests of the baseline it did not see pass, counted flaky in this
+   * run (null when it did not run through).
    */
-  cleanRun: { seconds: number; cached: boolean } | null;
+  cleanRun: { seconds: number; cached: boolean; flaky: string[] } | null;
 }
 
 /**
@@ -224,8 +225,8 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   // The bundle's own script and parser on the clean repo, once (evidence for checks 2 and 3),
   // while candidates are planned and the validator starts.
   const prepared = runCleanBundle(options, script, parser, limits);
-  prepared.then(({ clean, cached }) => {
-    if (clean.ok) report.cleanRun = { seconds: clean.seconds, cached };
+  prepared.then(({ clean, cached, flipped }) => {
+    if (clean.ok) report.cleanRun = { seconds: clean.seconds, cached, flaky: flipped };
   }, () => undefined);
 
   const planned = options.candidates
@@ -322,11 +323,13 @@ async function takeQuotas(
   return planned;
 }
 
-/** The bundle script's cold clean run, and the baseline with the tests it names otherwise counted as flaky. */
+/** The bundle script's cold clean run, and the baseline with the tests it names otherwise or saw flip counted as flaky. */
 interface Prepared {
   clean: BundleRun;
   /** The run came from the pool (an earlier injection of this commit made it). */
   cached: boolean;
+  /** Stable tests of the baseline this run did not see pass ({@link flippedIds}). */
+  flipped: string[];
   baseline: Baseline;
 }
 
@@ -357,15 +360,16 @@ export function cleanRunKey(options: Pick<RunInjectionOptions, 'repo' | 'profile
  * and kind of sandbox: run cold and kept in the pool when every stable test of the baseline
  * passed in it (a run that disagrees with the baseline is made again by the next
  * injection, not kept). Tests this run names otherwise than the baseline did (parameter ids
- * made from the time) can be in no FAIL_TO_PASS or PASS_TO_PASS: no other run would find them.
+ * made from the time) can be in no FAIL_TO_PASS or PASS_TO_PASS: no other run would find them;
+ * nor can the stable tests it did not see pass: they flip between clean runs (flaky).
  */
 async function runCleanBundle(options: RunInjectionOptions, script: string, parser: string, limits: BundleRunLimits): Promise<Prepared> {
   const key = cleanRunKey(options);
-  const prepare = (clean: BundleRun, cached: boolean): Prepared => ({
-    clean,
-    cached,
-    baseline: withFlaky(options.baseline, clean.ok ? volatileIds(Object.keys(options.baseline.results), Object.keys(clean.results)) : []),
-  });
+  const prepare = (clean: BundleRun, cached: boolean): Prepared => {
+    const flipped = clean.ok ? flippedIds(options.baseline, clean.results) : [];
+    const renamed = clean.ok ? volatileIds(Object.keys(options.baseline.results), Object.keys(clean.results)) : [];
+    return { clean, cached, flipped, baseline: withFlaky(options.baseline, [...renamed, ...flipped]) };
+  };
   const known = options.pool.getCleanRun(key);
   if (known !== undefined) return prepare({ ok: true, label: 'clean repo', results: known.results, seconds: known.seconds }, true);
   const runner = await createBundleRunner({

@@ -116,11 +116,13 @@ export interface Validator {
    */
   failureOutput(files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null>;
   /**
-   * Takes in another clean run of the suite (the results of the bundle script's own, say):
+   * Takes in another cold clean run of the suite (the bundle script's own: test → status):
    * the tests it names otherwise than the baseline (parameter ids made from the time) count
-   * as flaky from now on, as those of the validator's own clean runs do.
+   * as flaky from now on, as those of the validator's own clean runs do, and so do the stable
+   * tests it did not see pass (they flip between clean runs); a warm clean run that differed on those
+   * no longer sends candidates the reference way.
    */
-  noteCleanRun(results: Readonly<Record<string, unknown>>): void;
+  noteCleanRun(statuses: Readonly<Record<string, string>>): void;
   /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */
   close(): Promise<void>;
 }

@@ -80,6 +80,15 @@ export function withFlaky(baseline: Baseline, ids: Iterable<string>): Baseline {
   return flaky.size === before ? baseline : { ...baseline, flaky: [...flaky].sort() };
 }
 
+/**
+ * Of the baseline's stable passing tests, those another clean run, cold as the baseline's,
+ * names and did not see pass (a test that times itself, under load): their outcome differs
+ * between clean runs of the same tree, which is what the baseline's two runs call flaky.
+ */
+export function flippedIds(baseline: Baseline, statuses: Readonly<Record<string, string>>): string[] {
+  return stablePassing(baseline).filter((nodeId) => statuses[nodeId] !== undefined && statuses[nodeId] !== 'passed');
+}
+
 /** The stable passing tests a run is judged on: those it names as the baseline does ({@link volatileIds}). */
 export function stableIn(baseline: Baseline, results: Readonly<Record<string, TestResult>>): string[] {
   const stable = stablePassing(baseline);
