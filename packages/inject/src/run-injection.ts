@@ -143,6 +143,13 @@ export interface InjectionReport {
    * run (null when it did not run through).
    */
   cleanRun: { seconds: number; cached: boolean; flaky: string[] } | null;
+  /**
+   * Tests that changed outcome between two runs of one bug's tree: a cold run of its bundle's
+   * script and the verdict disagreed on them, and running both again changed them. Flaky by
+   * the baseline's own definition, they count as flaky from then on (in no later FAIL_TO_PASS
+   * or PASS_TO_PASS) and their candidate is judged again without them.
+   */
+  flipped: string[];
 }
 
 /**
@@ -210,6 +217,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     afterVerdict: [],
     replay: null,
     cleanRun: null,
+    flipped: [],
   };
   const noteValidation = (outcome: ValidationOutcome): void => {
     const key = outcome.mode === 'reference' ? 'reference' : outcome.mode === 'resumed' ? 'resumed' : outcome.resumedFrom === 'collection' ? 'collection' : 'scratch';
@@ -245,9 +253,10 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   };
   const keptBugs: CombinableBug[] = [];
   const replay: ReplayState = { claimed: false, cold: false, report };
+  const flips: FlipState = { learnt: new Set(), report };
   try {
     const handle = async ({ candidate, files: changed }: PlannedCandidate): Promise<void> => {
-      const outcome = await proveCandidate({ ...options, validator, prepared, script, parser, limits, rejectionScope, noteValidation, replay }, candidate, changed);
+      const outcome = await proveCandidate({ ...options, validator, prepared, script, parser, limits, rejectionScope, noteValidation, replay, flips }, candidate, changed);
       const entry = tally(report, candidate.strategy);
       report.tried += 1;
       entry.tried += 1;
@@ -409,7 +418,7 @@ async function startValidator(options: RunInjectionOptions, logger: Logger, prep
     await started.value.close();
     throw clean.reason;
   }
-  if (clean.value.clean.ok) started.value.noteCleanRun(clean.value.clean.results);
+  started.value.noteFlaky(clean.value.baseline.flaky);
   return started.value;
 }
 
@@ -422,6 +431,13 @@ interface ProveContext extends RunInjectionOptions {
   rejectionScope: { repo: string; commit: string; profileHash: string };
   noteValidation: (outcome: ValidationOutcome) => void;
   replay: ReplayState;
+  flips: FlipState;
+}
+
+/** Tests learnt flaky from two runs of one bug's tree (see {@link InjectionReport.flipped}). */
+interface FlipState {
+  learnt: Set<string>;
+  report: InjectionReport;
 }
 
 /** The run's one cold replay of a kept bundle (see {@link InjectionReport.replay}). */
@@ -448,11 +464,18 @@ async function coldRunner(context: ProveContext, prepared: Prepared, bundle: Bun
   return { run: (label, files) => (files.length === 0 ? Promise.resolve({ ...prepared.clean, label }) : fresh.run(label, files)), close: () => fresh.close() };
 }
 
+/** The tests a cold run of a bug's tree and its verdict disagree on: FAIL_TO_PASS the run did not see fail, and tests it saw fail that the verdict did not (flaky tests aside). */
+function disagreeingTests(cold: BundleCheckReport, failToPass: readonly string[], flaky: ReadonlySet<string>): { missed: string[]; extra: string[] } {
+  const broken = new Set(cold.brokenTests);
+  return {
+    missed: failToPass.filter((id) => !broken.has(id)),
+    extra: cold.brokenTests.filter((id) => !failToPass.includes(id) && !flaky.has(id)),
+  };
+}
+
 /** Whether checks run cold pass and break the tests the validator found (flaky tests may differ). */
 function coldAgreement(cold: BundleCheckReport, failToPass: readonly string[], flaky: ReadonlySet<string>): { agreed: boolean; detail: string } {
-  const broken = new Set(cold.brokenTests);
-  const missed = failToPass.filter((id) => !broken.has(id));
-  const extra = cold.brokenTests.filter((id) => !failToPass.includes(id) && !flaky.has(id));
+  const { missed, extra } = disagreeingTests(cold, failToPass, flaky);
   const failing = cold.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.evidence}`);
   if (failing.length === 0 && missed.length === 0 && extra.length === 0) {
     return { agreed: true, detail: `the bundle's own script breaks the same ${failToPass.length} test(s) and passes all seven checks` };
@@ -465,8 +488,57 @@ function coldAgreement(cold: BundleCheckReport, failToPass: readonly string[], f
   return { agreed: false, detail: `cold replay disagrees with the validator: ${parts.join('; ')}` };
 }
 
+/** The tests counted flaky in this run so far: the baseline's, the clean run's, and those learnt from flips. */
+function flakyNow(context: ProveContext, prepared: Prepared): Set<string> {
+  return new Set([...prepared.baseline.flaky, ...context.flips.learnt]);
+}
+
+/**
+ * Whether a cold run of a bug's tree (`cold`, the checks of its bundle) and its verdict
+ * disagree only on tests that flip: both run again (the bundle's script cold, the verdict in
+ * the validator), and every test they disagreed on changed its outcome on one side or the
+ * other, as a flaky test does between runs of one tree. Returns those tests, or null when
+ * they agree or some test kept its outcome on both sides (a real disagreement).
+ */
+async function flippedTests(context: ProveContext, prepared: Prepared, bundle: BundleFiles, candidate: Candidate, files: PatchedFile[], failToPass: readonly string[], cold: BundleCheckReport): Promise<string[] | null> {
+  const { missed, extra } = disagreeingTests(cold, failToPass, flakyNow(context, prepared));
+  const tests = [...missed, ...extra];
+  if (tests.length === 0) return null;
+  const validator = await context.validator();
+  const runner = await coldRunner(context, prepared, bundle);
+  let again: BundleRun;
+  let verdict: Awaited<ReturnType<Validator['validate']>>;
+  try {
+    [again, verdict] = await Promise.all([runner.run('with the bug, again', files), validator.validate({ candidate, files: mutatedFiles(files) })]);
+  } finally {
+    await runner.close();
+  }
+  if (!again.ok) return null;
+  const brokenCold = new Set(cold.brokenTests);
+  const brokenWarm = new Set(failToPass);
+  // A verdict that ends otherwise than with failing tests (a timeout, a crash) says nothing of them.
+  const brokenWarmAgain = verdict.kind === 'instance' ? new Set(verdict.failToPass) : verdict.reason === 'no-failing-test' ? new Set<string>() : null;
+  const flipsCold = (id: string): boolean => !['passed', 'skipped'].includes(again.results[id] ?? 'missing') !== brokenCold.has(id);
+  const flipsWarm = (id: string): boolean => brokenWarmAgain !== null && brokenWarmAgain.has(id) !== brokenWarm.has(id);
+  return tests.every((id) => flipsCold(id) || flipsWarm(id)) ? tests : null;
+}
+
+/**
+ * Counts `tests` flaky for the rest of the run (the validator's verdicts, the cold checks'
+ * comparisons) and proves the candidate again without them, once.
+ */
+async function proveWithout(context: ProveContext, tests: readonly string[], candidate: Candidate, files: PatchedFile[]): Promise<CandidateOutcome> {
+  (await context.validator()).noteFlaky(tests);
+  for (const id of tests) {
+    if (context.flips.learnt.has(id)) continue;
+    context.flips.learnt.add(id);
+    context.flips.report.flipped.push(id);
+  }
+  return proveCandidate(context, candidate, files, true);
+}
+
 /** Checks `bundle` cold (see {@link coldRunner}) and compares the tests its bug breaks with the validator's FAIL_TO_PASS. */
-async function replayCold(context: ProveContext, prepared: Prepared, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number }> {
+async function replayCold(context: ProveContext, prepared: Prepared, bundle: BundleFiles, failToPass: readonly string[]): Promise<{ agreed: boolean; detail: string; seconds: number; cold: BundleCheckReport }> {
   const started = performance.now();
   const runner = await coldRunner(context, prepared, bundle);
   let cold: BundleCheckReport;
@@ -475,10 +547,14 @@ async function replayCold(context: ProveContext, prepared: Prepared, bundle: Bun
   } finally {
     await runner.close();
   }
-  return { ...coldAgreement(cold, failToPass, new Set(prepared.baseline.flaky)), seconds: (performance.now() - started) / 1000 };
+  return { ...coldAgreement(cold, failToPass, flakyNow(context, prepared)), seconds: (performance.now() - started) / 1000, cold };
 }
 
-async function proveCandidate(context: ProveContext, candidate: Candidate, files: PatchedFile[]): Promise<CandidateOutcome> {
+/**
+ * Validates, weakens, checks and pools one candidate. A candidate proved again after tests
+ * flipped (`again`) learns no more flips: a second disagreement is reported as one.
+ */
+async function proveCandidate(context: ProveContext, candidate: Candidate, files: PatchedFile[], again = false): Promise<CandidateOutcome> {
   const { repo, pool, profile } = context;
   const instanceId = makeInstanceId({ owner: repo.owner, name: repo.name, commit: repo.commit, strategy: candidate.strategy, patch: candidate.patch });
   if (pool.hasInstance(instanceId)) {
@@ -539,17 +615,29 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   } finally {
     await runner?.close();
   }
+  // Whether tests the bug run made cold (this bundle's checks, or `cold`) disagree with the verdict only by flipping.
+  const flipsIn = (cold: BundleCheckReport): Promise<string[] | null> =>
+    again ? Promise.resolve(null) : flippedTests(context, prepared, bundle, candidate, files, verdict.failToPass, cold);
+  const bugRunCold = context.replay.cold || replaysHere;
   if (!checks.passed) {
     const failing = checks.checks.filter((check) => !check.passed);
     // Only the inverse mutation may rightly reject a proven bug (a file of it that breaks nothing on its own).
     const disagrees = failing.some((check) => check.name !== 'inverse-mutation');
+    const flipped = disagrees && bugRunCold ? await flipsIn(checks) : null;
+    if (flipped !== null) return proveWithout(context, flipped, candidate, files);
     return reject('check-failed', failing.map((check) => `${check.name}: ${check.evidence}`).join('; '), disagrees);
   }
   if (!context.replay.claimed) {
     context.replay.claimed = true;
-    const replayed = replaysHere
-      ? { ...coldAgreement(checks, verdict.failToPass, new Set(prepared.baseline.flaky)), seconds: (performance.now() - started) / 1000 }
+    const { cold, ...replayed } = replaysHere
+      ? { ...coldAgreement(checks, verdict.failToPass, flakyNow(context, prepared)), seconds: (performance.now() - started) / 1000, cold: checks }
       : await replayCold(context, prepared, bundle, verdict.failToPass);
+    const flipped = replayed.agreed ? null : await flipsIn(cold);
+    if (flipped !== null) {
+      // Not a disagreement of the warm path and the script: the next kept bundle is the replay.
+      context.replay.claimed = false;
+      return proveWithout(context, flipped, candidate, files);
+    }
     context.replay.report.replay = { strategy: candidate.strategy, ...replayed };
     if (!replayed.agreed) {
       context.replay.cold = true;

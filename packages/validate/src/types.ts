@@ -116,13 +116,13 @@ export interface Validator {
    */
   failureOutput(files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null>;
   /**
-   * Takes in another cold clean run of the suite (the bundle script's own: test → status):
-   * the tests it names otherwise than the baseline (parameter ids made from the time) count
-   * as flaky from now on, as those of the validator's own clean runs do, and so do the stable
-   * tests it did not see pass (they flip between clean runs); a warm clean run that differed on those
-   * no longer sends candidates the reference way.
+   * Counts `nodeIds` flaky from now on: tests another run saw otherwise than the runs this
+   * validator trusts (a cold clean run of the suite that named them otherwise or did not see
+   * them pass; two runs of one bug's tree that differed on them). They are in no later
+   * FAIL_TO_PASS or PASS_TO_PASS, and a warm clean run that differed on them no longer sends
+   * candidates the reference way.
    */
-  noteCleanRun(statuses: Readonly<Record<string, string>>): void;
+  noteFlaky(nodeIds: readonly string[]): void;
   /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */
   close(): Promise<void>;
 }

@@ -15,7 +15,7 @@ import { validateReference } from './reference.js';
 import { resolveCandidateFiles } from './tree.js';
 import type { ChangedFile } from './tree.js';
 import type { MutatedFile, SelectedRun, ValidationInput, ValidationOutcome, Validator, ValidatorOptions } from './types.js';
-import { candidateLimits, candidateProfile, flippedIds, stablePassing, verdictOfRun, verdictOfStatus, withFlaky } from './verdict.js';
+import { candidateLimits, candidateProfile, stablePassing, verdictOfRun, verdictOfStatus, withFlaky } from './verdict.js';
 import { startWarmWorker } from './warm-worker.js';
 import type { WarmWorker } from './warm-worker.js';
 import type { CollectOutcome, SuiteAnalysis, WarmRun } from './warm-server.js';
@@ -144,12 +144,12 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   // (parameter ids made from the time) counted as flaky: no verdict can rest on them.
   let baseline = options.baseline;
   const renamed = new Set<string>();
-  // Stable tests a cold clean run did not see pass (see Validator.noteCleanRun).
-  const flipped = new Set<string>();
+  // Tests the validator's caller saw flip (see Validator.noteFlaky).
+  const flaky = new Set<string>();
   const noteCleanRun = (results: Readonly<Record<string, unknown>> | null): void => {
     if (results === null) return;
     for (const nodeId of volatileIds(order, Object.keys(results))) renamed.add(nodeId);
-    baseline = withFlaky(options.baseline, [...renamed, ...flipped]);
+    baseline = withFlaky(options.baseline, [...renamed, ...flaky]);
   };
   let stable = stablePassing(baseline);
   const positions = positionsOf(order);
@@ -435,12 +435,12 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     validate: async (input) => (await validateWithDetails(input)).verdict,
     runSelected: (files, select, only) => schedule((worker) => runSelectedOn(worker, files, select, only)),
     failureOutput: (files, nodeIds) => schedule((worker) => failureOutputOn(worker, files, nodeIds)),
-    noteCleanRun(statuses) {
-      for (const nodeId of flippedIds(baseline, statuses)) {
-        flipped.add(nodeId);
+    noteFlaky(nodeIds) {
+      for (const nodeId of nodeIds) {
+        flaky.add(nodeId);
         warm.unstable.delete(nodeId);
       }
-      noteCleanRun(statuses);
+      baseline = withFlaky(options.baseline, [...renamed, ...flaky]);
       stable = stablePassing(baseline);
     },
     async close() {
