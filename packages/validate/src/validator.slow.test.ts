@@ -192,9 +192,9 @@ async function coldOutput(tree: string, profile: Profile, input: ValidationInput
 const f2p = (...names: string[]): string[] => names.map((name) => `tests/test_calc.py::${name}`).sort();
 
 /** The fixture's tree written under `root`/tree, its profile and its baseline (the home under `root`). */
-async function writeFixture(root: string, env: Record<string, string>): Promise<{ profile: Profile; baseline: Baseline }> {
+async function writeFixture(root: string, env: Record<string, string>, extra: Record<string, string> = {}): Promise<{ profile: Profile; baseline: Baseline }> {
   const tree = join(root, 'tree');
-  for (const [path, content] of Object.entries(FILES)) {
+  for (const [path, content] of Object.entries({ ...FILES, ...extra })) {
     await mkdir(dirname(join(tree, path)), { recursive: true });
     await writeFile(join(tree, path), content);
   }
@@ -363,5 +363,48 @@ describe('a resumed run that passes a limit', () => {
     const outcome = await validator.validateWithDetails(CANDIDATES['hang'] as ValidationInput);
     expect(outcome).toMatchObject({ mode: 'resumed', verdict: { kind: 'rejected', reason: 'timeout' } });
     expect(outcome.declined).toBeUndefined();
+  });
+});
+
+/**
+ * A test that fails in a warm interpreter's clean run, never in the baseline's: in every
+ * one, or (`once`) only in the first, as a test that times itself fails under load. The
+ * runs share the host's file system (the `none` sandbox), where the test leaves a mark.
+ */
+function warmFailure(mark: string, once: boolean): string {
+  return `import os
+import sys
+
+
+def test_warm():
+    if "envgen_warm" in sys.modules and not (${once ? 'True' : 'False'} and os.path.exists(${JSON.stringify(mark)})):
+        open(${JSON.stringify(mark)}, "w").close()
+        raise AssertionError("failed warm")
+`;
+}
+
+describe.each([
+  { failing: 'in one warm clean run of three', once: true, mode: 'resumed' },
+  { failing: 'in every warm clean run', once: false, mode: 'reference' },
+])('a stable test that fails $failing', ({ once, mode }) => {
+  let root: string;
+  let validator: Validator;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-warm-flip-'));
+    const { profile, baseline } = await writeFixture(root, {}, { 'tests/test_warm.py': warmFailure(join(root, 'failed'), once) });
+    validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: createSandboxProvider('none'), concurrency: 2 });
+  });
+
+  afterAll(async () => {
+    await validator?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it(`validates candidates ${mode === 'resumed' ? 'warm (the test flips between warm runs of one tree: flaky)' : 'the reference way (the test behaves otherwise warm)'}`, async () => {
+    const outcome = await validator.validateWithDetails(CANDIDATES['methodBody'] as ValidationInput);
+    expect(outcome.mode).toBe(mode);
+    expect(outcome.verdict.kind).toBe('instance');
+    if (outcome.verdict.kind === 'instance') expect([...outcome.verdict.failToPass, ...outcome.verdict.passToPass].includes('tests/test_warm.py::test_warm')).toBe(!once);
   });
 });

@@ -95,6 +95,17 @@ function learnFacts(options: Pick<ValidatorOptions, 'baseline' | 'profile'>, ana
   };
 }
 
+/**
+ * The tests of `ids` that passed in one of `runs` (clean runs of one tree) and ended
+ * otherwise in another: they flip between runs of the same tree, what the baseline calls flaky.
+ */
+function flippedBetween(ids: readonly string[], runs: readonly Readonly<Record<string, { outcome: string }>>[]): string[] {
+  return ids.filter((id) => {
+    const outcomes = new Set(runs.map((run) => run[id]?.outcome).filter((outcome) => outcome !== undefined));
+    return outcomes.has('passed') && outcomes.size > 1;
+  });
+}
+
 /** Why a worker holds no checkpoint before collection. */
 function noCheckpointWhy(outcome: CollectOutcome | null): string {
   if (outcome === null) return 'the clean suite left no checkpoints';
@@ -217,6 +228,8 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
         }
       }),
     );
+  // Every warm clean run of the suite: a stable test that passed in one and not in another flips.
+  const warmRuns: Readonly<Record<string, { outcome: string }>>[] = [];
   try {
     let collected: CollectOutcome[] | null = null;
     if (pinned) {
@@ -242,6 +255,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
         throw new Error(`the clean suite did not complete in the warm interpreter (${analysisRun.status}): ${analysisRun.output}`);
       }
       noteCleanRun(analysisRun.results);
+      warmRuns.push(analysisRun.results);
       facts = learnFacts({ ...options, baseline }, analysisRun.analysis, analysisRun.results, entities);
       await preloadAll(analysisRun.analysis.modules);
       if (collected === null) {
@@ -250,7 +264,14 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
         for (const outcome of collected) if (outcome.ok) noteCleanRun(outcome.clean);
       }
     }
+    for (const outcome of collected ?? []) if (outcome.ok && outcome.clean !== null) warmRuns.push(outcome.clean);
+    for (const nodeId of flippedBetween(stablePassing(baseline), warmRuns)) {
+      flaky.add(nodeId);
+      facts.unstable.delete(nodeId);
+    }
+    baseline = withFlaky(options.baseline, [...renamed, ...flaky]);
     stable = stablePassing(baseline);
+    if (flaky.size > 0) logger.warn('tests that passed in one warm clean run and not in another are flaky: in no FAIL_TO_PASS or PASS_TO_PASS', { tests: [...flaky].slice(0, 10) });
     if (renamed.size > 0) logger.warn('tests that clean runs name otherwise (parameter ids made at import, from the time or a random value) are in no FAIL_TO_PASS or PASS_TO_PASS', { tests: [...renamed].slice(0, 10) });
     if (facts.unstable.size > 0) logger.warn('tests behave differently in the warm interpreter; candidates are validated the reference way', { tests: [...facts.unstable].slice(0, 10) });
     for (const outcome of collected ?? []) {
