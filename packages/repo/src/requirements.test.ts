@@ -87,6 +87,41 @@ dev = ["mypy", "ruff", "hypothesis"]
     });
   });
 
+  it("reads setup.py's requirements from its syntax: literals, names the script binds (and adds to), sums; tox's extras count as test groups", async () => {
+    const { root, files } = tree({
+      'setup.py': `import sys
+from setuptools import setup
+
+install_requires = ["attrs>=21", "PyYAML"]
+if sys.version_info < (3, 11):
+    install_requires += ["python-dateutil; python_version < '3.11'"]
+
+tests_require = ("pytest>=7", "pytest-cov")
+extras = {"tests": tests_require + ["hypothesis"], "docs": ["sphinx-rtd-theme"], "all": ["freezegun"]}
+
+
+def computed():
+    install_requires = ["not-declared"]
+    return install_requires
+
+
+if __name__ == "__main__":
+    setup(
+        name="demo",
+        install_requires=install_requires,
+        extras_require=extras,
+        setup_requires=open("requirements-build.in").read().splitlines(),
+    )
+`,
+      'tox.ini': '[testenv]\nextras =\n    all\ncommands = pytest\n',
+    });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-attr', 'python3-dateutil', 'python3-freezegun', 'python3-hypothesis', 'python3-pytest-cov', 'python3-yaml'],
+      unpackaged: [],
+      sources: ['setup.py install_requires', 'setup.py extras_require tests', 'setup.py extras_require all'],
+    });
+  });
+
   it("reads tox's deps from pyproject's legacy_tox_ini, following {[section]deps} references", async () => {
     const legacy = '[core]\ndeps=\n    pytest-cov\n    hypothesis\n\n[testenv]\ndeps=\n    {[core]deps}\n    freezegun\n';
     const { root, files } = tree({ 'pyproject.toml': `[project]\nname = "x"\n\n[tool.tox]\nlegacy_tox_ini = """\n${legacy}"""\n` });

@@ -3,6 +3,7 @@ import { dirname, join, normalize } from 'node:path';
 import { parseIni } from './ini.js';
 import { parsePyproject, readText, table as tableOrNull } from './packaging.js';
 import type { Table } from './packaging.js';
+import { readSetupRequirements } from './setup-script.js';
 
 /** dh-python's map of distribution names to Debian packages (package dh-python). */
 export const DH_PYTHON_MAP = '/usr/share/dh-python/dist/cpython3_fallback';
@@ -93,8 +94,12 @@ export async function readDistributionName(root: string): Promise<string | null>
  * The distributions the project at `root` declares for running and testing it: pyproject's
  * `[project] dependencies`, its optional-dependency and dependency groups for tests and
  * development, Poetry's dependencies and groups, setup.cfg's `install_requires` and test
- * extras, requirements files for tests and development (following `-r`), and tox's
- * `[testenv] deps` (in tox.ini or pyproject's `[tool.tox] legacy_tox_ini`, `{[section]deps}` references followed); mapped to Debian packages by dh-python's map. Null when it declares none.
+ * extras, setup.py's `install_requires`, `tests_require` and test extras (read from its
+ * syntax, see {@link readSetupRequirements}), requirements files for tests and development
+ * (following `-r`), and tox's `[testenv] deps` (in tox.ini or pyproject's `[tool.tox]
+ * legacy_tox_ini`, `{[section]deps}` references followed). An extra tox's `[testenv] extras`
+ * installs counts as a test group whatever its name. Mapped to Debian packages by dh-python's
+ * map. Null when it declares none.
  *
  * @param files repo-relative paths of the tree's files
  * @param provided distributions the repo itself holds (the other projects of a monorepo), left out as the project's own name is
@@ -113,10 +118,18 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   };
 
   const pyproject = parsePyproject(await readText(root, 'pyproject.toml'));
+  // tox's config: tox.ini, else pyproject's [tool.tox] legacy_tox_ini.
+  const legacyTox = table(table(pyproject['tool'])['tox'])['legacy_tox_ini'];
+  const toxFile = await readText(root, 'tox.ini');
+  const toxIni = toxFile === null ? (typeof legacyTox === 'string' ? legacyTox : null) : toxFile;
+  const tox = toxIni === null ? null : parseIni(toxIni);
+  const toxExtras = new Set(tox === null ? [] : toxValue(tox, 'testenv', 'extras').split(/[\s,]+/).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra)));
+  const isTestGroup = (group: string): boolean => TEST_GROUP.test(group) || toxExtras.has(group);
+
   const project = table(pyproject['project']);
   declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
   for (const [group, list] of Object.entries(table(project['optional-dependencies']))) {
-    if (TEST_GROUP.test(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
+    if (isTestGroup(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
   }
   for (const [group, list] of Object.entries(table(pyproject['dependency-groups']))) {
     if (TEST_GROUP.test(group)) declare(`pyproject.toml [dependency-groups] ${group}`, strings(list).map(requirementName));
@@ -133,15 +146,21 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     const ini = parseIni(setupCfg);
     declare('setup.cfg install_requires', (ini.get('options')?.get('install_requires') ?? '').split('\n').map(requirementName));
     for (const [extra, lines] of ini.get('options.extras_require') ?? []) {
-      if (TEST_GROUP.test(extra)) declare(`setup.cfg extras_require ${extra}`, lines.split('\n').map(requirementName));
+      if (isTestGroup(extra)) declare(`setup.cfg extras_require ${extra}`, lines.split('\n').map(requirementName));
     }
   }
 
-  // tox's config: tox.ini, else pyproject's [tool.tox] legacy_tox_ini.
-  const legacyTox = table(table(pyproject['tool'])['tox'])['legacy_tox_ini'];
-  const toxFile = await readText(root, 'tox.ini');
-  const toxIni = toxFile ?? (typeof legacyTox === 'string' ? legacyTox : null);
-  const toxDeps = toxIni === null ? [] : toxValue(parseIni(toxIni), 'testenv', 'deps').split('\n');
+  const setupPy = await readText(root, 'setup.py');
+  if (setupPy !== null) {
+    const setup = readSetupRequirements(setupPy);
+    declare('setup.py install_requires', setup.installRequires.map(requirementName));
+    declare('setup.py tests_require', setup.testsRequire.map(requirementName));
+    for (const [extra, list] of Object.entries(setup.extras)) {
+      if (isTestGroup(extra)) declare(`setup.py extras_require ${extra}`, list.map(requirementName));
+    }
+  }
+
+  const toxDeps = tox === null ? [] : toxValue(tox, 'testenv', 'deps').split('\n');
   const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
   declare(`${toxFile === null ? 'pyproject.toml [tool.tox] legacy_tox_ini' : 'tox.ini'} [testenv] deps`, toxDeps.map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
 
