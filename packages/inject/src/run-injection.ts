@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { createRng, makeInstanceId, silentLogger, volatileIds } from '@envgen/core';
-import type { BundleFiles, Candidate, Instance, Logger, RejectionReason } from '@envgen/core';
+import type { BundleFiles, Candidate, Instance, Logger, RejectionReason, Verdict } from '@envgen/core';
 import { bundleRunLimits, checkBundle, createBundleRunner, makeTestParser, makeTestScript, makeTestWeaken } from '@envgen/bundle';
 import type { BundleCheckReport, BundleRun, BundleRunLimits, BundleRunner } from '@envgen/bundle';
 import type { Strategy } from '@envgen/mutate';
@@ -507,7 +507,7 @@ async function flippedTests(context: ProveContext, prepared: Prepared, bundle: B
   const validator = await context.validator();
   const runner = await coldRunner(context, prepared, bundle);
   let again: BundleRun;
-  let verdict: Awaited<ReturnType<Validator['validate']>>;
+  let verdict: Verdict;
   try {
     [again, verdict] = await Promise.all([runner.run('with the bug, again', files), validator.validate({ candidate, files: mutatedFiles(files) })]);
   } finally {

@@ -163,6 +163,15 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     baseline = withFlaky(options.baseline, [...renamed, ...flaky]);
   };
   let stable = stablePassing(baseline);
+  /** Counts `nodeIds` flaky from now on: in no verdict, and no longer a warm difference (`unstable`). */
+  const countFlaky = (nodeIds: Iterable<string>, unstable: Set<string>): void => {
+    for (const nodeId of nodeIds) {
+      flaky.add(nodeId);
+      unstable.delete(nodeId);
+    }
+    baseline = withFlaky(options.baseline, [...renamed, ...flaky]);
+    stable = stablePassing(baseline);
+  };
   const positions = positionsOf(order);
   const digest = orderDigest(order);
   /** The collector ran the baseline's tests in its order, some perhaps under other names. */
@@ -265,12 +274,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       }
     }
     for (const outcome of collected ?? []) if (outcome.ok && outcome.clean !== null) warmRuns.push(outcome.clean);
-    for (const nodeId of flippedBetween(stablePassing(baseline), warmRuns)) {
-      flaky.add(nodeId);
-      facts.unstable.delete(nodeId);
-    }
-    baseline = withFlaky(options.baseline, [...renamed, ...flaky]);
-    stable = stablePassing(baseline);
+    countFlaky(flippedBetween(stablePassing(baseline), warmRuns), facts.unstable);
     if (flaky.size > 0) logger.warn('tests that passed in one warm clean run and not in another are flaky: in no FAIL_TO_PASS or PASS_TO_PASS', { tests: [...flaky].slice(0, 10) });
     if (renamed.size > 0) logger.warn('tests that clean runs name otherwise (parameter ids made at import, from the time or a random value) are in no FAIL_TO_PASS or PASS_TO_PASS', { tests: [...renamed].slice(0, 10) });
     if (facts.unstable.size > 0) logger.warn('tests behave differently in the warm interpreter; candidates are validated the reference way', { tests: [...facts.unstable].slice(0, 10) });
@@ -457,12 +461,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     runSelected: (files, select, only) => schedule((worker) => runSelectedOn(worker, files, select, only)),
     failureOutput: (files, nodeIds) => schedule((worker) => failureOutputOn(worker, files, nodeIds)),
     noteFlaky(nodeIds) {
-      for (const nodeId of nodeIds) {
-        flaky.add(nodeId);
-        warm.unstable.delete(nodeId);
-      }
-      baseline = withFlaky(options.baseline, [...renamed, ...flaky]);
-      stable = stablePassing(baseline);
+      countFlaky(nodeIds, warm.unstable);
     },
     async close() {
       if (closed) return;
