@@ -52,6 +52,9 @@ describe('a test that flips in a run of a bug', () => {
     expect(report.replay?.agreed).toBe(true);
     expect(report.afterVerdict).toEqual([]);
     expect(report.kept).toBeGreaterThan(0);
+    // The candidate proved again counts once among the verdicts, as every other does.
+    const { resumed, collection, scratch, reference } = report.validation;
+    expect(resumed + collection + scratch + reference).toBe(report.tried);
     const pool = openPool(home);
     try {
       for (const id of report.instanceIds) {

@@ -571,7 +571,8 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
 
   const validator = await context.validator();
   const outcome = await validator.validateWithDetails({ candidate, files: mutatedFiles(files) });
-  context.noteValidation(outcome);
+  // A candidate proved again counts once among the verdicts.
+  if (!again) context.noteValidation(outcome);
   const verdict = outcome.verdict;
   if (verdict.kind === 'rejected') return reject(verdict.reason, verdict.detail);
   const prepared = await context.prepared;
