@@ -160,6 +160,9 @@ export function formatInjectReport(report: InjectCommandReport): string {
             ? []
             : [`flaky        ${report.cleanRun.flaky.length} test(s) passed in the baseline's two runs and not in this one, in no FAIL_TO_PASS or PASS_TO_PASS: ${report.cleanRun.flaky.slice(0, 3).join(', ')}`]),
         ]),
+    ...(report.warmFlaky.length === 0
+      ? []
+      : [`flaky        ${report.warmFlaky.length} test(s) passed in one of the validator's warm clean runs and not in another, in no FAIL_TO_PASS or PASS_TO_PASS: ${report.warmFlaky.slice(0, 3).join(', ')}`]),
     ...(report.flipped.length === 0
       ? []
       : [`flipped      ${report.flipped.length} test(s) changed outcome between two runs of one bug's tree, flaky from then on (in no later FAIL_TO_PASS or PASS_TO_PASS): ${report.flipped.slice(0, 3).join(', ')}`]),

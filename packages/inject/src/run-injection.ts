@@ -150,6 +150,12 @@ export interface InjectionReport {
    * or PASS_TO_PASS) and their candidate is judged again without them.
    */
   flipped: string[];
+  /**
+   * Stable tests of the baseline that passed in one of the validator's warm clean runs and
+   * not in another, flaky from its start (in no FAIL_TO_PASS or PASS_TO_PASS); empty when no
+   * candidate needed the validator.
+   */
+  warmFlaky: string[];
 }
 
 /**
@@ -218,6 +224,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     replay: null,
     cleanRun: null,
     flipped: [],
+    warmFlaky: [],
   };
   const noteValidation = (outcome: ValidationOutcome): void => {
     const key = outcome.mode === 'reference' ? 'reference' : outcome.mode === 'resumed' ? 'resumed' : outcome.resumedFrom === 'collection' ? 'collection' : 'scratch';
@@ -248,7 +255,10 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
   // Started on first need: a rerun whose candidates the pool already knows validates nothing.
   const lazy: { validator: Promise<Validator> | null } = { validator: null };
   const validator = (): Promise<Validator> => {
-    lazy.validator ??= startValidator(options, logger, prepared);
+    lazy.validator ??= startValidator(options, logger, prepared).then((started) => {
+      report.warmFlaky = [...started.warmFlaky];
+      return started;
+    });
     return lazy.validator;
   };
   const keptBugs: CombinableBug[] = [];

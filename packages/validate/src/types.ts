@@ -123,6 +123,12 @@ export interface Validator {
    * candidates the reference way.
    */
   noteFlaky(nodeIds: readonly string[]): void;
+  /**
+   * Stable tests of the baseline that passed in one of this validator's warm clean runs (one
+   * per sandbox, and the traced one) and not in another: flaky from its start, in no
+   * FAIL_TO_PASS or PASS_TO_PASS.
+   */
+  readonly warmFlaky: readonly string[];
   /** Stops the warm interpreters, disposes the sandboxes and removes the worktree copies. */
   close(): Promise<void>;
 }

@@ -406,5 +406,6 @@ describe.each([
     expect(outcome.mode).toBe(mode);
     expect(outcome.verdict.kind).toBe('instance');
     if (outcome.verdict.kind === 'instance') expect([...outcome.verdict.failToPass, ...outcome.verdict.passToPass].includes('tests/test_warm.py::test_warm')).toBe(!once);
+    expect(validator.warmFlaky).toEqual(once ? ['tests/test_warm.py::test_warm'] : []);
   });
 });

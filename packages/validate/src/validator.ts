@@ -239,6 +239,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     );
   // Every warm clean run of the suite: a stable test that passed in one and not in another flips.
   const warmRuns: Readonly<Record<string, { outcome: string }>>[] = [];
+  let warmFlaky: string[] = [];
   try {
     let collected: CollectOutcome[] | null = null;
     if (pinned) {
@@ -274,7 +275,8 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       }
     }
     for (const outcome of collected ?? []) if (outcome.ok && outcome.clean !== null) warmRuns.push(outcome.clean);
-    countFlaky(flippedBetween(stablePassing(baseline), warmRuns), facts.unstable);
+    warmFlaky = flippedBetween(stablePassing(baseline), warmRuns);
+    countFlaky(warmFlaky, facts.unstable);
     if (flaky.size > 0) logger.warn('tests that passed in one warm clean run and not in another are flaky: in no FAIL_TO_PASS or PASS_TO_PASS', { tests: [...flaky].slice(0, 10) });
     if (renamed.size > 0) logger.warn('tests that clean runs name otherwise (parameter ids made at import, from the time or a random value) are in no FAIL_TO_PASS or PASS_TO_PASS', { tests: [...renamed].slice(0, 10) });
     if (facts.unstable.size > 0) logger.warn('tests behave differently in the warm interpreter; candidates are validated the reference way', { tests: [...facts.unstable].slice(0, 10) });
@@ -460,6 +462,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     validate: async (input) => (await validateWithDetails(input)).verdict,
     runSelected: (files, select, only) => schedule((worker) => runSelectedOn(worker, files, select, only)),
     failureOutput: (files, nodeIds) => schedule((worker) => failureOutputOn(worker, files, nodeIds)),
+    warmFlaky,
     noteFlaky(nodeIds) {
       countFlaky(nodeIds, warm.unstable);
     },
