@@ -29,6 +29,8 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
                           "reason": str}},   # reason: a failed or erroring test's exception line
      "collectionErrors": [{"nodeid": str, "message": str}],
      "coverage": {nodeid: {relpath: [co_firstlineno, ...]}},   # only with ENVGEN_COVERAGE=1
+     "untraced": [nodeid, ...],     # with coverage: tests that took the profile hook (a
+                                    # profiler of their own), whose coverage is partial
      "lines": {relpath: [lineno, ...]}}                        # only with ENVGEN_LINES
 """
 
@@ -148,6 +150,12 @@ class _ProfilerTracer:
     def calling(self, running):
         self._box[1] = running
 
+    def intact(self):
+        """Whether the main thread's profile hook is still this tracer's: a test that started
+        a profiler of its own (cProfile, a sampling profiler) took it, and what it ran from
+        then on went unseen."""
+        return sys.getprofile() is self._profiler
+
     def end(self):
         """The set of the test that ends: its threads may add to it later."""
         self._profiler.disable()
@@ -207,6 +215,10 @@ class _MonitoringTracer:
 
     def calling(self, running):
         self._box[1] = running
+
+    def intact(self):
+        """Always: a tool of its own, which profilers (``sys.setprofile``) do not take."""
+        return True
 
     def end(self):
         """The set of the test that ends: its threads may add to it later."""
@@ -350,6 +362,8 @@ class _Recorder:
         self.results = {}
         self.collection_errors = []
         self.coverage = {} if coverage else None
+        # Tests that took the tracer's hook: what they ran is only partly in their coverage.
+        self.untraced = set()
         self.exitstatus = None
         self.interrupted = False
         self.written = False
@@ -450,6 +464,8 @@ class _Recorder:
         if self.tracer is None:
             return
         # Read when the results are written: threads the test left running add to it until then.
+        if not self.tracer.intact():
+            self.untraced.add(nodeid)
         self.coverage.setdefault(nodeid, []).append(self.tracer.end())
 
     def _lines(self, code_sets):
@@ -489,6 +505,7 @@ class _Recorder:
         }
         if self.coverage is not None:
             payload["coverage"] = {nodeid: self._lines(code_sets) for nodeid, code_sets in self.coverage.items()}
+            payload["untraced"] = sorted(self.untraced)
         if lines is not None:
             payload["lines"] = lines
         temp = "%s.tmp%d" % (self.results_path, os.getpid())

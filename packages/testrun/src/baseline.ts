@@ -240,6 +240,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       flaky: findFlaky(plain.results, traced.results),
       collectionErrors: mergeCollectionErrors(plain.collectionErrors, traced.collectionErrors),
       coverage: mapCoverage(traced.coverage ?? {}, (file) => entities.get(file) ?? null),
+      untraced: traced.untraced ?? [],
       functions,
       executedLines: traced.lines ?? null,
       suiteSeconds: [plain.seconds, traced.seconds],

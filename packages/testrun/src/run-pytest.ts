@@ -22,6 +22,11 @@ export interface PytestRun extends TestRun {
   limitHit?: 'memory' | 'processes';
   coverage?: PytestCoverage;
   /**
+   * With `coverage`: the tests that took the tracer's profile hook (a profiler of their
+   * own), whose coverage is only what ran before they took it.
+   */
+  untraced?: string[];
+  /**
    * With `lines`: the lines of those files that ran (files none of whose lines ran are left
    * out), or null when the suite displaced the tracer and the plugin could not tell.
    */
@@ -60,6 +65,7 @@ interface ResultsFile {
   results: Record<string, TestResult>;
   collectionErrors: CollectionError[];
   coverage?: PytestCoverage;
+  untraced?: string[];
   lines?: PytestLines;
 }
 
@@ -194,6 +200,7 @@ export function parseResultsFile(text: string): ResultsFile | null {
   const parsed: ResultsFile = { results, collectionErrors };
   if (isRecord(data['coverage'])) parsed.coverage = data['coverage'] as PytestCoverage;
   if (isRecord(data['lines'])) parsed.lines = data['lines'] as PytestLines;
+  if (Array.isArray(data['untraced'])) parsed.untraced = data['untraced'].map(String);
   return parsed;
 }
 
@@ -277,7 +284,10 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     output: outputTail(exec),
   };
   if (exec.status === 'memory' || exec.status === 'processes') run.limitHit = exec.status;
-  if (coverage) run.coverage = parsed?.coverage ?? {};
+  if (coverage) {
+    run.coverage = parsed?.coverage ?? {};
+    run.untraced = parsed?.untraced ?? [];
+  }
   if (options.lines !== undefined) run.lines = parsed?.lines ?? null;
   logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });
   return run;

@@ -60,6 +60,12 @@ export interface Baseline {
   collectionErrors: CollectionError[];
   /** Entity key (`file:qualifiedName`) → node ids of tests that executed it. */
   coverage: Record<string, string[]>;
+  /**
+   * Tests that took the coverage tracer's profile hook (a profiler of their own): their
+   * coverage holds only what ran before, so they may run any function; absent in baselines
+   * made before envgen recorded it.
+   */
+  untraced?: string[];
   /** Entity keys of every function and method in the profile's source files, sorted. */
   functions: string[];
   /**

@@ -22,7 +22,10 @@ export interface PlanContext {
   coverage: Readonly<Record<string, readonly string[]>>;
   /** Entity keys whose code runs outside tests' own protocols (imports, collection, shared fixtures). */
   outside: ReadonlySet<string>;
-  /** Tests that can observe any change: they start processes, whose code no tracer sees. */
+  /**
+   * Tests that can observe any change: they start processes, whose code no tracer sees, or
+   * took the coverage tracer's profile hook (the baseline's `untraced`).
+   */
   alwaysRun: ReadonlySet<string>;
   /**
    * Entities of the clean source files by path, parsed once; when given, every changed

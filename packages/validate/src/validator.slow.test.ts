@@ -409,3 +409,44 @@ describe.each([
     expect(validator.warmFlaky).toEqual(once ? ['tests/test_warm.py::test_warm'] : []);
   });
 });
+
+/** A test that runs calc's code under a profiler of its own, before test_mul runs it. */
+const PROFILED = `import cProfile
+from pkg import calc
+
+
+def test_profiled():
+    profiler = cProfile.Profile()
+    profiler.enable()
+    profiler.disable()
+    # The profile hook is gone: the baseline's tracer no longer sees what runs from here.
+    assert calc.mul(2, 3) == 6
+`;
+
+describe.each(SEEDS)('a test that takes the profile hook, with $seed', ({ env }) => {
+  let root: string;
+  let validator: Validator;
+  let profile: Profile;
+  let baseline: Baseline;
+  const provider = createSandboxProvider('local');
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-profiled-'));
+    ({ profile, baseline } = await writeFixture(root, env, { 'tests/test_a_profiled.py': PROFILED }));
+    validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, concurrency: 1 });
+  });
+
+  afterAll(async () => {
+    await validator?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('is untraced in the baseline, and every candidate runs it: its failure is in FAIL_TO_PASS, as in the reference', async () => {
+    expect(baseline.untraced).toEqual(['tests/test_a_profiled.py::test_profiled']);
+    const input = mutate('profiled', 'total = 0\n', 'total = 1\n');
+    const outcome = await validator.validateWithDetails(input);
+    const reference = await validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, ...input });
+    expect(reference).toMatchObject({ kind: 'instance', failToPass: ['tests/test_a_profiled.py::test_profiled', 'tests/test_calc.py::test_mul'] });
+    expect(sameVerdict(outcome.verdict, reference)).toBe(true);
+  });
+});

@@ -90,7 +90,7 @@ function learnFacts(options: Pick<ValidatorOptions, 'baseline' | 'profile'>, ana
   }
   const unstable = new Set(stable.filter((nodeId) => results[nodeId]?.outcome !== 'passed'));
   return {
-    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, alwaysRun: new Set(analysis.spawning), cleanEntities: entities },
+    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, alwaysRun: new Set([...analysis.spawning, ...(options.baseline.untraced ?? [])]), cleanEntities: entities },
     unstable,
   };
 }
@@ -246,7 +246,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       // Under a pinned hash seed the baseline's coverage holds what each test ran, and the
       // first worker's clean run (which leaves its checkpoints) is the analysis run too.
       await startWorkers(concurrency);
-      checkpointIds = chooseCheckpoints({ order, coverage: sourceCoverage(options.baseline.coverage, options.profile), alwaysRun: new Set(), count: CHECKPOINTS });
+      checkpointIds = chooseCheckpoints({ order, coverage: sourceCoverage(options.baseline.coverage, options.profile), alwaysRun: new Set(options.baseline.untraced), count: CHECKPOINTS });
       const preloads = preloading([]);
       collected = await collectAll(true, preloads);
       warnTainted(await Promise.all(preloads));
