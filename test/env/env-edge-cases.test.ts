@@ -167,6 +167,29 @@ describe('envgen env on edge-case repos', () => {
     expect(report.tests.flaky).toBe(report.flaky.length);
   });
 
+  it('names the tests that run a profiler of their own, whose coverage is partial', async () => {
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      'tests/test_profiled.py': [
+        'import cProfile',
+        'from calc import add',
+        '',
+        '',
+        'def test_profiled():',
+        '    cProfile.runctx("add(1, 1)", globals(), locals())',
+        '    assert add(1, 2) == 3',
+        '',
+        '',
+        'def test_plain():',
+        '    assert add(2, 2) == 4',
+        '',
+      ].join('\n'),
+    });
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.untraced).toEqual(['tests/test_profiled.py::test_profiled']);
+    expect(formatEnvReport(report)).toMatch(/\n\s+untraced\s+tests\/test_profiled.py::test_profiled \(runs a profiler of its own/);
+  });
+
   it('stops a test that hangs at the per-test limit and keeps the rest of the run', async () => {
     const repo = writeFixtureRepo({
       'calc.py': LIB,

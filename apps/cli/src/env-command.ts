@@ -41,6 +41,11 @@ export interface EnvReport {
   entities: { functions: number; methods: number; classes: number };
   tests: ResultSummary;
   flaky: string[];
+  /**
+   * Tests that ran a profiler of their own and took the coverage tracer's hook: every
+   * candidate runs from before them (their coverage is partial).
+   */
+  untraced: string[];
   /** The clean run's failing and erroring tests (flaky ones left out), by the exception they end with. */
   failing: FailureGroup[];
   collectionErrors: CollectionError[];
@@ -204,6 +209,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       entities: await countEntities(worktree.path, sourceFiles),
       tests: summarizeResults(baseline.results, baseline.flaky),
       flaky: baseline.flaky,
+      untraced: baseline.untraced ?? [],
       failing: groupFailures(baseline.results, baseline.flaky),
       collectionErrors: baseline.collectionErrors,
       suiteSeconds: baseline.suiteSeconds,

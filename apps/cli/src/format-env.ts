@@ -62,6 +62,7 @@ export function formatEnvReport(report: EnvReport): string {
   for (const error of report.collectionErrors) rows.push(['collection', `${error.nodeid}: ${error.message.split('\n')[0] ?? ''}`]);
   rows.push(...failingRows(report, install));
   for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
+  for (const nodeId of report.untraced.slice(0, 10)) rows.push(['untraced', `${nodeId} (runs a profiler of its own: every candidate runs from before it)`]);
   const installable = installablePackages(report.missingAptPackages, report.unavailableAptPackages);
   if (installable.length > 0) rows.push(['missing', `${install} ${installable.join(' ')}`]);
   if (report.unavailableAptPackages.length > 0) rows.push(['not in apt', `${report.unavailableAptPackages.join(' ')} (not in this machine's Debian archive)`]);
