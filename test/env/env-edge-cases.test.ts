@@ -190,6 +190,32 @@ describe('envgen env on edge-case repos', () => {
     expect(formatEnvReport(report)).toMatch(/\n\s+untraced\s+tests\/test_profiled.py::test_profiled \(runs a profiler of its own/);
   });
 
+  it("hides envgen's tracers from a suite that asserts no profiler or tracer runs: its coverage run behaves as the plain one", async () => {
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      'tests/conftest.py': [
+        'import sys',
+        'import threading',
+        'import pytest',
+        '',
+        '',
+        '@pytest.fixture(autouse=True)',
+        'def no_tracers():',
+        '    assert sys.getprofile() is None and sys.gettrace() is None and threading.gettrace() is None',
+        '    yield',
+        '    assert sys.getprofile() is None and sys.gettrace() is None',
+        '    sys.setprofile(None)',
+        '    sys.settrace(None)',
+        '',
+      ].join('\n'),
+      'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_add_again():\n    assert add(2, 2) == 4\n',
+    });
+    const report = await runEnv({ repo }, settingsFor(), silentLogger, quiet);
+    expect(report.tests).toMatchObject({ passed: 2, failed: 0, error: 0, flaky: 0 });
+    expect(report.untraced).toEqual([]);
+    expect(report.coverage.coveredFunctions).toBe(1);
+  });
+
   it('stops a test that hangs at the per-test limit and keeps the rest of the run', async () => {
     const repo = writeFixtureRepo({
       'calc.py': LIB,

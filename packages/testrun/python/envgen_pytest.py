@@ -80,6 +80,65 @@ def _crash_line(report):
 
 _THREADS = getattr(threading, "_active", {})
 
+# The hook functions as Python has them, before envgen hides its own hooks behind them.
+_SYS_GETPROFILE, _SYS_SETPROFILE = sys.getprofile, sys.setprofile
+_SYS_GETTRACE, _SYS_SETTRACE = sys.gettrace, sys.settrace
+_THREADING_GETTRACE, _THREADING_SETTRACE = getattr(threading, "gettrace", None), threading.settrace
+# envgen's own profilers and trace functions while they are installed.
+_OWN_HOOKS = []
+
+
+def _own(hook):
+    return hook is not None and any(hook is own for own in _OWN_HOOKS)
+
+
+def _hiding(get, set_):
+    """A get and a set function over a hook that read None where the hook is envgen's, and
+    leave envgen's hook in place when asked to clear it: a suite that asserts no profiler or
+    tracer runs (pyinstrument's autouse fixture asserts ``sys.getprofile() is None`` around
+    every test), or clears one of its own that it has not started, behaves as in a plain run."""
+
+    def hidden_get():
+        hook = get()
+        return None if _own(hook) else hook
+
+    def hidden_set(hook, *args, **kwargs):
+        if hook is None and _own(get()):
+            return None
+        return set_(hook, *args, **kwargs)
+
+    hidden_get.__name__, hidden_get.__doc__ = get.__name__, get.__doc__
+    hidden_set.__name__, hidden_set.__doc__ = set_.__name__, set_.__doc__
+    return hidden_get, hidden_set
+
+
+def _thread_trace_hook():
+    return getattr(threading, "_trace_hook", None)
+
+
+def _hide_hook(hook):
+    """Makes ``hook`` (a profiler object or trace function of envgen's) invisible to the suite
+    until :func:`_show_hook`: ``sys.getprofile``, ``sys.gettrace`` and ``threading.gettrace``
+    read None for it, and their set functions with None leave it in place."""
+    if not _OWN_HOOKS:
+        sys.getprofile, sys.setprofile = _hiding(_SYS_GETPROFILE, _SYS_SETPROFILE)
+        sys.gettrace, sys.settrace = _hiding(_SYS_GETTRACE, _SYS_SETTRACE)
+        get, threading.settrace = _hiding(_thread_trace_hook, _THREADING_SETTRACE)
+        if _THREADING_GETTRACE is not None:
+            threading.gettrace = get
+    _OWN_HOOKS.append(hook)
+
+
+def _show_hook(hook):
+    """Undoes :func:`_hide_hook` for ``hook``; the last one puts Python's functions back."""
+    _OWN_HOOKS[:] = [own for own in _OWN_HOOKS if own is not hook]
+    if not _OWN_HOOKS:
+        sys.getprofile, sys.setprofile = _SYS_GETPROFILE, _SYS_SETPROFILE
+        sys.gettrace, sys.settrace = _SYS_GETTRACE, _SYS_SETTRACE
+        threading.settrace = _THREADING_SETTRACE
+        if _THREADING_GETTRACE is not None:
+            threading.gettrace = _THREADING_GETTRACE
+
 
 def _stamp_threads(box):
     """Makes each thread a test's own body starts record into that test's set (a thread
@@ -128,6 +187,7 @@ class _ProfilerTracer:
         self._box = [set(), False]
         self._profiler = _lsprof.Profiler()
         self._start = None
+        self._thread_tracer = None
         self._lines = lines
 
     def start(self):
@@ -140,7 +200,10 @@ class _ProfilerTracer:
             return lines(frame, event, arg) if lines is not None else None
 
         self._start = _stamp_threads(box)
-        threading.settrace(tracer)
+        _THREADING_SETTRACE(tracer)
+        self._thread_tracer = tracer
+        _hide_hook(tracer)
+        _hide_hook(self._profiler)
 
     def begin(self):
         self._box[:] = [set(), False]
@@ -154,7 +217,7 @@ class _ProfilerTracer:
         """Whether the main thread's profile hook is still this tracer's: a test that started
         a profiler of its own (cProfile, a sampling profiler) took it, and what it ran from
         then on went unseen."""
-        return sys.getprofile() is self._profiler
+        return _SYS_GETPROFILE() is self._profiler
 
     def end(self):
         """The set of the test that ends: its threads may add to it later."""
@@ -167,7 +230,9 @@ class _ProfilerTracer:
 
     def stop(self):
         self._profiler.disable()
-        threading.settrace(None)
+        _THREADING_SETTRACE(None)
+        _show_hook(self._profiler)
+        _show_hook(self._thread_tracer)
         if self._start is not None:
             threading.Thread.start = self._start
 
@@ -261,9 +326,10 @@ class _LineRecorder:
         """Traces the main thread, and with ``threads`` the threads started from now on
         (without it, the coverage tracer's thread function hands frames to :attr:`trace`)."""
         self._threads = threads
-        sys.settrace(self.trace)
+        _SYS_SETTRACE(self.trace)
         if threads:
-            threading.settrace(self.trace)
+            _THREADING_SETTRACE(self.trace)
+        _hide_hook(self.trace)
 
     def _watch(self, code):
         """The local trace function of a code object seen for the first time, or None."""
@@ -308,13 +374,14 @@ class _LineRecorder:
 
     def intact(self):
         """Whether the main thread's trace function is still this recorder's."""
-        return sys.gettrace() is self.trace
+        return _SYS_GETTRACE() is self.trace
 
     def stop(self):
+        _show_hook(self.trace)
         if self.intact():
-            sys.settrace(None)
+            _SYS_SETTRACE(None)
         if self._threads:
-            threading.settrace(None)
+            _THREADING_SETTRACE(None)
 
     def lines(self):
         per_file = {}

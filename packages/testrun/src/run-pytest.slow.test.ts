@@ -258,7 +258,7 @@ describe('runPytest in the local sandbox', () => {
       {
         'pkg/__init__.py': '',
         'pkg/m.py': 'def f():\n    return 1\n',
-        'tests/test_m.py': 'import sys\nfrom pkg.m import f\n\ndef test_f():\n    sys.settrace(None)\n    assert f() == 1\n',
+        'tests/test_m.py': 'import sys\nfrom pkg.m import f\n\ndef test_f():\n    sys.settrace(lambda frame, event, arg: None)\n    sys.settrace(None)\n    assert f() == 1\n',
       },
       fixtureProfile(),
       { coverage: true, lines: ['pkg/m.py'] },

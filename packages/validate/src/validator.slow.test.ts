@@ -450,3 +450,45 @@ describe.each(SEEDS)('a test that takes the profile hook, with $seed', ({ env })
     expect(sameVerdict(outcome.verdict, reference)).toBe(true);
   });
 });
+
+/** The fixture's conftest with an autouse fixture that asserts no profiler or tracer runs around each test. */
+const NO_TRACERS_CONFTEST = `${FILES['tests/conftest.py'] ?? ''}
+
+@pytest.fixture(autouse=True)
+def no_tracers():
+    import sys
+
+    assert sys.getprofile() is None and sys.gettrace() is None
+    yield
+    assert sys.getprofile() is None
+    sys.setprofile(None)
+`;
+
+describe.each(SEEDS)('a suite that asserts no profiler runs, with $seed', ({ env }) => {
+  let root: string;
+  let validator: Validator;
+  let profile: Profile;
+  let baseline: Baseline;
+  const provider = createSandboxProvider('local');
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-no-tracers-'));
+    ({ profile, baseline } = await writeFixture(root, env, { 'tests/conftest.py': NO_TRACERS_CONFTEST }));
+    validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, concurrency: 1 });
+  });
+
+  afterAll(async () => {
+    await validator?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("sees none of envgen's tracers: no test is flaky or untraced, and candidates resume inside the suite with the reference's verdict", async () => {
+    expect(baseline.flaky).toEqual([]);
+    expect(baseline.untraced).toEqual([]);
+    const input = CANDIDATES['methodBody'] as ValidationInput;
+    const outcome = await validator.validateWithDetails(input);
+    expect(outcome.mode).toBe('resumed');
+    const reference = await validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, ...input });
+    expect(sameVerdict(outcome.verdict, reference)).toBe(true);
+  });
+});
