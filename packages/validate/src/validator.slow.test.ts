@@ -2,7 +2,7 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Candidate } from '@envgen/core';
+import type { Candidate, Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
@@ -410,6 +410,25 @@ describe.each([
   });
 });
 
+/** A validator over the fixture with `extra` files, made before the describe block's tests; `reference` validates the reference way. */
+function fixtureValidator(env: Record<string, string>, extra: Record<string, string>) {
+  const context = {} as { validator: Validator; baseline: Baseline; reference: (input: ValidationInput) => Promise<Verdict> };
+  let root: string;
+  const provider = createSandboxProvider('local');
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-extra-'));
+    const { profile, baseline } = await writeFixture(root, env, extra);
+    context.baseline = baseline;
+    context.validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, concurrency: 1 });
+    context.reference = (input) => validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, ...input });
+  });
+  afterAll(async () => {
+    await context.validator?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+  return context;
+}
+
 /** A test that runs calc's code under a profiler of its own, before test_mul runs it. */
 const PROFILED = `import cProfile
 from pkg import calc
@@ -424,28 +443,13 @@ def test_profiled():
 `;
 
 describe.each(SEEDS)('a test that takes the profile hook, with $seed', ({ env }) => {
-  let root: string;
-  let validator: Validator;
-  let profile: Profile;
-  let baseline: Baseline;
-  const provider = createSandboxProvider('local');
-
-  beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'envgen-validate-profiled-'));
-    ({ profile, baseline } = await writeFixture(root, env, { 'tests/test_a_profiled.py': PROFILED }));
-    validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, concurrency: 1 });
-  });
-
-  afterAll(async () => {
-    await validator?.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  const context = fixtureValidator(env, { 'tests/test_a_profiled.py': PROFILED });
 
   it('is untraced in the baseline, and every candidate runs it: its failure is in FAIL_TO_PASS, as in the reference', async () => {
-    expect(baseline.untraced).toEqual(['tests/test_a_profiled.py::test_profiled']);
+    expect(context.baseline.untraced).toEqual(['tests/test_a_profiled.py::test_profiled']);
     const input = mutate('profiled', 'total = 0\n', 'total = 1\n');
-    const outcome = await validator.validateWithDetails(input);
-    const reference = await validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, ...input });
+    const outcome = await context.validator.validateWithDetails(input);
+    const reference = await context.reference(input);
     expect(reference).toMatchObject({ kind: 'instance', failToPass: ['tests/test_a_profiled.py::test_profiled', 'tests/test_calc.py::test_mul'] });
     expect(sameVerdict(outcome.verdict, reference)).toBe(true);
   });
@@ -465,30 +469,14 @@ def no_tracers():
 `;
 
 describe.each(SEEDS)('a suite that asserts no profiler runs, with $seed', ({ env }) => {
-  let root: string;
-  let validator: Validator;
-  let profile: Profile;
-  let baseline: Baseline;
-  const provider = createSandboxProvider('local');
-
-  beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'envgen-validate-no-tracers-'));
-    ({ profile, baseline } = await writeFixture(root, env, { 'tests/conftest.py': NO_TRACERS_CONFTEST }));
-    validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, concurrency: 1 });
-  });
-
-  afterAll(async () => {
-    await validator?.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  const context = fixtureValidator(env, { 'tests/conftest.py': NO_TRACERS_CONFTEST });
 
   it("sees none of envgen's tracers: no test is flaky or untraced, and candidates resume inside the suite with the reference's verdict", async () => {
-    expect(baseline.flaky).toEqual([]);
-    expect(baseline.untraced).toEqual([]);
+    expect(context.baseline.flaky).toEqual([]);
+    expect(context.baseline.untraced).toEqual([]);
     const input = CANDIDATES['methodBody'] as ValidationInput;
-    const outcome = await validator.validateWithDetails(input);
+    const outcome = await context.validator.validateWithDetails(input);
     expect(outcome.mode).toBe('resumed');
-    const reference = await validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, ...input });
-    expect(sameVerdict(outcome.verdict, reference)).toBe(true);
+    expect(sameVerdict(outcome.verdict, await context.reference(input))).toBe(true);
   });
 });
