@@ -530,9 +530,9 @@ class _Recorder:
     def end_test(self, nodeid):
         if self.tracer is None:
             return
-        # Read when the results are written: threads the test left running add to it until then.
         if not self.tracer.intact():
             self.untraced.add(nodeid)
+        # Read when the results are written: threads the test left running add to it until then.
         self.coverage.setdefault(nodeid, []).append(self.tracer.end())
 
     def _lines(self, code_sets):
