@@ -17,6 +17,10 @@ the environment names a results file:
 - ``ENVGEN_TEST_LIMITS``: path of a JSON file ``{nodeid: seconds}``, each test's own limit
   (derived from its clean duration). A test named there that runs past its limit also ends
   the session: the run is a timeout whatever the later tests do.
+- ``ENVGEN_NO_SHRINK=1``: Hypothesis stops at the first failing example it finds instead of
+  shrinking it (read each time a property test starts). The test fails either way; only the
+  example its report shows differs, and shrinking runs the test body hundreds of times more
+  than a clean pass does, past a limit derived from the clean duration.
 
 Works on Python 3.8-3.13 with the standard library only. PYTEST_DONT_REWRITE: pytest must
 not try to rewrite this module's asserts (a warm server imports it before pytest marks
@@ -35,6 +39,7 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
 """
 
 import atexit
+import functools
 import json
 import os
 import signal
@@ -50,6 +55,7 @@ _TEST_TIMEOUT_ENV = "ENVGEN_TEST_TIMEOUT"
 _TEST_LIMITS_ENV = "ENVGEN_TEST_LIMITS"
 _LINES_ENV = "ENVGEN_LINES"
 _SCRIPTS_ENV = "ENVGEN_SCRIPTS"
+_NO_SHRINK_ENV = "ENVGEN_NO_SHRINK"
 _MESSAGE_LIMIT = 500
 _PLUGIN_NAME = "envgen-recorder"
 
@@ -421,6 +427,39 @@ def _test_limits():
     return {str(nodeid): float(seconds) for nodeid, seconds in limits.items() if float(seconds) > 0}
 
 
+def _without_shrink(settings):
+    """Hypothesis ``settings`` without the shrink phase (the same object when it has none)."""
+    from hypothesis import Phase
+    from hypothesis import settings as Settings
+
+    phases = tuple(phase for phase in settings.phases if phase is not Phase.shrink)
+    return settings if len(phases) == len(settings.phases) else Settings(settings, phases=phases)
+
+
+def _skip_shrinking():
+    """Once Hypothesis is imported, its engine runs without shrinking while
+    ``ENVGEN_NO_SHRINK=1``. Without the shrink phase the engine also stops generating at the
+    first failing example (Hypothesis's own rule), and the test reports that example."""
+    engine = sys.modules.get("hypothesis.internal.conjecture.engine")
+    runner = getattr(engine, "ConjectureRunner", None)
+    if runner is None or getattr(runner, "_envgen_no_shrink", False):
+        return
+    original = runner.__init__
+
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if os.environ.get(_NO_SHRINK_ENV) != "1":
+            return
+        try:
+            self.settings = _without_shrink(self.settings)
+        except Exception:  # noqa: BLE001 - a Hypothesis this does not know shrinks as before
+            pass
+
+    runner.__init__ = __init__
+    runner._envgen_no_shrink = True
+
+
 class _Recorder:
     def __init__(self, config, results_path, coverage):
         self.rootdir = os.path.realpath(str(getattr(config, "rootpath", None) or config.rootdir))
@@ -587,6 +626,7 @@ class _Plugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
+        _skip_shrinking()
         self.recorder.begin_test()
         self.recorder.start_timer(item.nodeid)
         started = time.perf_counter()

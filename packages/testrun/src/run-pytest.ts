@@ -142,7 +142,9 @@ export function splitTestArgs(testArgs: readonly string[]): { options: string[];
  * PYTHONPATH, and no bytecode files (a same-size edit within the same second would
  * otherwise run stale `.pyc` files, and the worktree stays clean). `limitsFile` is the
  * sandbox path of a JSON file of per-test limits, `linesFile` of the files whose lines to
- * record (see {@link writeRunFile}).
+ * record (see {@link writeRunFile}). A run with per-test limits is a candidate's: Hypothesis
+ * reports the first failing example it finds there instead of shrinking it (the test fails
+ * either way, and shrinking would run it far past a limit derived from a clean pass).
  */
 export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: boolean, limitsFile?: string, linesFile?: string): Record<string, string> {
   const pythonPath = [profile.env['PYTHONPATH'], SANDBOX_SUPPORT_DIR].filter((part) => part !== undefined && part !== '');
@@ -153,7 +155,7 @@ export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: 
     ENVGEN_RESULTS: resultsFile,
     ENVGEN_TEST_TIMEOUT: String(profile.testTimeoutMs / 1000),
     ...(coverage ? { ENVGEN_COVERAGE: '1' } : {}),
-    ...(limitsFile === undefined ? {} : { ENVGEN_TEST_LIMITS: limitsFile }),
+    ...(limitsFile === undefined ? {} : { ENVGEN_TEST_LIMITS: limitsFile, ENVGEN_NO_SHRINK: '1' }),
     ...(linesFile === undefined ? {} : { ENVGEN_LINES: linesFile }),
   };
 }

@@ -11,6 +11,7 @@ import { validateReference } from './reference.js';
 import type { ValidationInput, ValidationOutcome, Validator } from './types.js';
 import { createValidator } from './validator.js';
 import { sameVerdict } from './verdict.js';
+import type { CandidateLimits } from './verdict.js';
 
 const CALC = `import os
 
@@ -410,8 +411,8 @@ describe.each([
   });
 });
 
-/** A validator over the fixture with `extra` files, made before the describe block's tests; `reference` validates the reference way. */
-function fixtureValidator(env: Record<string, string>, extra: Record<string, string>) {
+/** A validator over the fixture with `extra` files, made before the describe block's tests; `reference` validates the reference way; both with `limits`, when given. */
+function fixtureValidator(env: Record<string, string>, extra: Record<string, string>, limits?: CandidateLimits) {
   const context = {} as { validator: Validator; baseline: Baseline; reference: (input: ValidationInput) => Promise<Verdict> };
   let root: string;
   const provider = createSandboxProvider('local');
@@ -419,8 +420,9 @@ function fixtureValidator(env: Record<string, string>, extra: Record<string, str
     root = await mkdtemp(join(tmpdir(), 'envgen-validate-extra-'));
     const { profile, baseline } = await writeFixture(root, env, extra);
     context.baseline = baseline;
-    context.validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, concurrency: 1 });
-    context.reference = (input) => validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, ...input });
+    const given = limits === undefined ? {} : { limits };
+    context.validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, concurrency: 1, ...given });
+    context.reference = (input) => validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: provider, ...given, ...input });
   });
   afterAll(async () => {
     await context.validator?.close();
@@ -478,5 +480,53 @@ describe.each(SEEDS)('a suite that asserts no profiler runs, with $seed', ({ env
     const outcome = await context.validator.validateWithDetails(input);
     expect(outcome.mode).toBe('resumed');
     expect(sameVerdict(outcome.verdict, await context.reference(input))).toBe(true);
+  });
+});
+
+/** calc with a function a property test checks; its mutants below make that test fail. */
+const CALC_WITH_TOTAL = `${CALC}
+
+def total(xs):
+    return sum(xs)
+`;
+
+/** Ten examples of 50 ms each (its examples are fixed: the digest of this source seeds them). */
+const PROPERTY_TEST = `import time
+
+from hypothesis import given, settings, strategies as st
+
+from pkg import calc
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.integers()))
+def test_total(xs):
+    time.sleep(0.05)
+    assert calc.total(xs) == sum(xs)
+`;
+
+function mutateTotal(name: string, bug: string): ValidationInput {
+  const candidate: Candidate = { strategy: name, family: 'procedural', seed: 1, patch: '', entities: [], description: name };
+  return { candidate, files: [{ path: 'pkg/calc.py', after: CALC_WITH_TOTAL.replace('return sum(xs)', `return sum(xs) + (1 if ${bug} else 0)`) }] };
+}
+
+describe('a property-based test a bug makes fail', () => {
+  // The property test's own limit: 3 s, six times its clean pass.
+  const limits = { timeoutMs: 60_000, testTimeoutMs: 30_000, perTestSeconds: { 'tests/test_property.py::test_total': 3 } };
+  const context = fixtureValidator({}, { 'pkg/calc.py': CALC_WITH_TOTAL, 'tests/test_property.py': PROPERTY_TEST }, limits);
+
+  it('fails at the first failing example Hypothesis finds, on both paths: shrinking it would run the test past its limit', async () => {
+    // Hypothesis finds this bug at its 8th example, then shrinks it in about 130 more runs
+    // of the test's body (7 s): before, the verdict was a timeout on both paths.
+    const input = mutateTotal('hard to shrink', 'len(set(xs)) >= 3 and any(x < -3 for x in xs) and any(x > 3 for x in xs)');
+    const outcome = await context.validator.validateWithDetails(input);
+    expect(outcome.verdict, JSON.stringify(outcome.verdict)).toMatchObject({ kind: 'instance', failToPass: ['tests/test_property.py::test_total'] });
+    expect(sameVerdict(outcome.verdict, await context.reference(input))).toBe(true);
+  });
+
+  it("shows the shrunk example in a failure report, as the user's pytest does", async () => {
+    const input = mutateTotal('easy to shrink', 'len(xs) >= 1');
+    const output = await context.validator.failureOutput(input.files, ['tests/test_property.py::test_total']);
+    expect(output).toContain('xs=[0]');
   });
 });

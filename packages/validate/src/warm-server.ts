@@ -96,7 +96,8 @@ export interface WarmRunOptions {
   plain?: boolean;
   /**
    * pytest's failure reports in this traceback style instead of none (`--tb=no`): the run's
-   * whole output is then in {@link WarmRun.report}.
+   * whole output is then in {@link WarmRun.report}, with Hypothesis's failing examples
+   * shrunk as the user's pytest shows them (other runs skip shrinking, see `buildPytestEnv`).
    */
   tbstyle?: 'short';
 }
@@ -460,7 +461,8 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           op: 'run',
           id,
           args,
-          env: { ENVGEN_RESULTS: `${outTarget}/results-${id}.json` },
+          // A run that reports failures shows Hypothesis's shrunk examples, as the user's pytest does.
+          env: { ENVGEN_RESULTS: `${outTarget}/results-${id}.json`, ...(runOptions.tbstyle === undefined ? {} : { ENVGEN_NO_SHRINK: '0' }) },
           ...(runOptions.only === undefined ? {} : { only: runOptions.only }),
           ...(runOptions.plain === true ? { plain: true } : {}),
           ...(runOptions.tbstyle === undefined ? {} : { tbstyle: runOptions.tbstyle }),
