@@ -16,7 +16,9 @@ the environment names a results file:
   without a results file), as an environment the project is installed in has them.
 - ``ENVGEN_TEST_LIMITS``: path of a JSON file ``{nodeid: seconds}``, each test's own limit
   (derived from its clean duration). A test named there that runs past its limit also ends
-  the session: the run is a timeout whatever the later tests do.
+  the session: the run is a timeout whatever the later tests do. Such a test that goes on a
+  second after its alarm (it caught the exception) ends the run there, results written, and
+  a run that stopped at such a test exits without waiting for threads the test left running.
 - ``ENVGEN_NO_SHRINK=1``: Hypothesis stops at the first failing example it finds instead of
   shrinking it (read each time a property test starts). The test fails either way; only the
   example its report shows differs, and shrinking runs the test body hundreds of times more
@@ -57,6 +59,8 @@ _LINES_ENV = "ENVGEN_LINES"
 _SCRIPTS_ENV = "ENVGEN_SCRIPTS"
 _NO_SHRINK_ENV = "ENVGEN_NO_SHRINK"
 _MESSAGE_LIMIT = 500
+# Seconds a test with a limit of its own may go on after its alarm before the run ends.
+_ABANDON_GRACE = 1.0
 _PLUGIN_NAME = "envgen-recorder"
 
 
@@ -518,17 +522,40 @@ class _Recorder:
         if self.test_timeout is None:
             return
         seconds = self.test_limits.get(nodeid, self.test_timeout)
+        own = nodeid in self.test_limits
 
         def on_alarm(signum, frame):
+            if nodeid in self.timed_out:
+                self.abandon(nodeid, seconds)
             self.timed_out.add(nodeid)
             raise TestTimeout("envgen: test exceeded its %.1f s limit" % seconds)
 
         signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        # A test with a limit of its own hears the alarm again after a grace.
+        signal.setitimer(signal.ITIMER_REAL, seconds, _ABANDON_GRACE if own else 0)
 
     def ends_session(self, nodeid):
         """Whether the run stops here: a test with its own limit ran past it."""
         return nodeid in self.timed_out and nodeid in self.test_limits
+
+    def stopped_at_limit(self):
+        """Whether a test with its own limit ran past it: the run is a timeout whatever follows."""
+        return any(nodeid in self.test_limits for nodeid in self.timed_out)
+
+    def abandon(self, nodeid, seconds):
+        """Ends the run at once, results written: a test with its own limit went on past it and
+        the grace after it (it caught the alarm's exception, as a retry loop that catches every
+        exception does). The run is a timeout whatever follows, and a fresh pytest would go on
+        until the run's own limit."""
+        entry = self.results.setdefault(nodeid, {"outcome": None, "duration": 0.0})
+        if entry["outcome"] in (None, "passed", "skipped"):
+            entry["outcome"] = "failed"
+        entry.setdefault("reason", "envgen: test went on past its %.1f s limit" % seconds)
+        self.exitstatus = int(pytest.ExitCode.TESTS_FAILED)
+        self.write()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(self.exitstatus)
 
     def stop_timer(self):
         if self.test_timeout is None:
@@ -662,6 +689,15 @@ class _Plugin:
     def pytest_sessionfinish(self, session, exitstatus):
         self.recorder.exitstatus = int(exitstatus)
         self.recorder.write()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config):
+        # The run is a timeout whatever follows (results written): a thread the bug left
+        # running would keep the interpreter, and a fresh pytest, until the run's own limit.
+        if self.recorder.stopped_at_limit():
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(self.recorder.exitstatus or int(pytest.ExitCode.TESTS_FAILED))
 
 
 def _interrupt_on_sigterm(signum, frame):

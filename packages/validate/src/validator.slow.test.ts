@@ -530,3 +530,68 @@ describe('a property-based test a bug makes fail', () => {
     expect(output).toContain('xs=[0]');
   });
 });
+
+/** calc with a retry loop that swallows every exception, as clients of flaky services have. */
+const CALC_WITH_RETRY = `${CALC}
+
+def retried(attempt):
+    while True:
+        try:
+            return attempt()
+        except Exception:
+            pass
+
+
+def head(text):
+    return text[0]
+
+
+def countdown(n):
+    while n > 0:
+        n = n - 1
+    return n
+`;
+
+/** Tests a bug makes hang where envgen's per-test alarm cannot stop them. */
+const HANGING_TESTS = `import queue
+import threading
+
+from pkg import calc
+
+
+def test_retried():
+    assert calc.retried(lambda: calc.head("ab")) == "a"
+
+
+def test_count_in_thread():
+    results = queue.Queue()
+    threading.Thread(target=lambda: results.put(calc.countdown(3))).start()
+    assert results.get() == 0
+`;
+
+describe('a bug that makes a test hang past its limit where the alarm cannot stop it', () => {
+  // The tests that run the mutated functions get 1 s of their own; the run 20 s.
+  const own = ['tests/test_hangs.py::test_retried', 'tests/test_hangs.py::test_count_in_thread'];
+  const limits = { timeoutMs: 20_000, testTimeoutMs: 20_000, perTestSeconds: Object.fromEntries(own.map((id) => [id, 1])) };
+  const context = fixtureValidator({}, { 'pkg/calc.py': CALC_WITH_RETRY, 'tests/test_hangs.py': HANGING_TESTS }, limits);
+  const hang = (name: string, from: string, to: string): ValidationInput => {
+    const candidate: Candidate = { strategy: name, family: 'procedural', seed: 1, patch: '', entities: [], description: name };
+    return { candidate, files: [{ path: 'pkg/calc.py', after: CALC_WITH_RETRY.replace(from, to) }] };
+  };
+
+  it.each([
+    ['a retry loop swallows the alarm', hang('swallowed', 'return text[0]', 'return text[9]')],
+    ['a thread the test started spins on after it', hang('thread', 'n = n - 1', 'n = n - 0')],
+  ])('is a timeout at the test limit, not the run limit, on both paths: %s', async (_, input) => {
+    const started = performance.now();
+    const reference = await context.reference(input);
+    const referenceSeconds = (performance.now() - started) / 1000;
+    const outcome = await context.validator.validateWithDetails(input);
+    for (const verdict of [outcome.verdict, reference]) {
+      expect(verdict).toMatchObject({ kind: 'rejected', reason: 'timeout', detail: expect.stringContaining('ran past the per-test limit') });
+    }
+    // Far below the run's limit of 20 s (before, the hang cost all of it on each path).
+    expect(referenceSeconds).toBeLessThan(10);
+    expect(outcome.seconds).toBeLessThan(10);
+  });
+});
