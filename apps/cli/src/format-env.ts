@@ -74,8 +74,16 @@ export function formatEnvReport(report: EnvReport): string {
 
 /** One sentence: can envgen use this repo? */
 export function verdict(report: EnvReport): string {
-  if (report.tests.passed === 0) {
+  const { passed, flaky } = report.tests;
+  if (passed === 0) {
     return `envgen cannot use ${report.repo}: no test passed on the clean repo in the ${report.sandbox} sandbox`;
+  }
+  if (flaky > passed) {
+    // Only stable passing tests can prove a bug: most candidates will find none that fails.
+    return (
+      `envgen can run ${report.repo}'s tests in the ${report.sandbox} sandbox, but most are flaky (${flaky} flaky, ${passed} stable passing): ` +
+      'bugs are proved by stable tests only, so few will be kept; the `flaky` rows name them (their outcome changed between two clean runs: time, order, randomness or the machine)'
+    );
   }
   return `envgen can run ${report.repo}'s tests safely in the ${report.sandbox} sandbox`;
 }
