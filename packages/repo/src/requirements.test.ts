@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deriveProfile } from './profile.js';
-import { DH_PYTHON_MAP, normalizeDistribution, readDebianMap, readDeclaredDependencies, requirementName } from './requirements.js';
+import { DH_PYTHON_MAP, normalizeDistribution, ownExtras, readDebianMap, readDeclaredDependencies, requirementName } from './requirements.js';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -85,6 +85,23 @@ dev = ["mypy", "ruff", "hypothesis"]
       unpackaged: [],
       sources: ['setup.cfg install_requires', 'setup.cfg extras_require testing', 'requirements-dev.txt'],
     });
+  });
+
+  it('counts the extras the requirements files install the project with as test groups, whatever their names', async () => {
+    const { root, files } = tree({
+      'pyproject.toml': '[project]\nname = "demo"\n\n[project.optional-dependencies]\nall = ["freezegun"]\nyaml = ["PyYAML"]\ndocs = ["sphinx"]\n',
+      'requirements/dev.txt': '-e ..[all, yaml]\nhypothesis\n',
+    });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-freezegun', 'python3-hypothesis', 'python3-yaml'],
+      unpackaged: [],
+      sources: ['pyproject.toml [project.optional-dependencies] all', 'pyproject.toml [project.optional-dependencies] yaml', 'requirements/dev.txt'],
+    });
+    expect(ownExtras('.[test]')).toEqual(['test']);
+    expect(ownExtras('--editable=.[tests,docs]')).toEqual(['tests', 'docs']);
+    expect(ownExtras('{toxinidir}[dev]')).toEqual(['dev']);
+    expect(ownExtras('requests[socks]')).toEqual([]);
+    expect(ownExtras('-e .')).toEqual([]);
   });
 
   it("reads setup.py's requirements from its syntax: literals, names the script binds (and adds to), sums; tox's extras count as test groups", async () => {

@@ -75,6 +75,33 @@ function isRequirementFile(path: string): boolean {
 const table = (value: unknown): Table => tableOrNull(value) ?? {};
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
 
+/** The lines of requirements files, each once, in reading order, following `-r` includes that stay in the repo. */
+async function readRequirementFiles(root: string, paths: readonly string[]): Promise<Array<[string, string[]]>> {
+  const read: Array<[string, string[]]> = [];
+  const seen = new Set<string>();
+  const visit = async (path: string): Promise<void> => {
+    const clean = normalize(path);
+    if (seen.has(clean) || clean.startsWith('..')) return;
+    seen.add(clean);
+    const text = await readText(root, clean);
+    if (text === null) return;
+    const lines = text.split('\n');
+    read.push([clean, lines]);
+    for (const line of lines) {
+      const target = includedFile(line);
+      if (target !== undefined) await visit(join(dirname(clean), target));
+    }
+  };
+  for (const path of paths) await visit(path);
+  return read;
+}
+
+/** The extras a requirement line installs the project itself with (`-e .[test,docs]`, `..[dev]`, `{toxinidir}[tests]`), or none. */
+export function ownExtras(line: string): string[] {
+  const match = /^(?:-e\s+|--editable[=\s]\s*)?(?:\.{1,2}|\{toxinidir\})\/?\[([^\]]+)\]/.exec(line.trim());
+  return (match?.[1] ?? '').split(',').map((extra) => extra.trim()).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra));
+}
+
 /**
  * The distribution name the project at `root` gives itself: pyproject's `[project] name` or
  * Poetry's, setup.cfg's `[metadata] name`, else a literal `name=` of setup.py's `setup()`.
@@ -98,7 +125,8 @@ export async function readDistributionName(root: string): Promise<string | null>
  * syntax, see {@link readSetupRequirements}), requirements files for tests and development
  * (following `-r`), and tox's `[testenv] deps` (in tox.ini or pyproject's `[tool.tox]
  * legacy_tox_ini`, `{[section]deps}` references followed). An extra tox's `[testenv] extras`
- * installs counts as a test group whatever its name. Mapped to Debian packages by dh-python's
+ * installs, or those files install the project with (`-e .[all]`), counts as a test group
+ * whatever its name. Mapped to Debian packages by dh-python's
  * map. Null when it declares none.
  *
  * @param files repo-relative paths of the tree's files
@@ -124,7 +152,12 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   const toxIni = toxFile === null ? (typeof legacyTox === 'string' ? legacyTox : null) : toxFile;
   const tox = toxIni === null ? null : parseIni(toxIni);
   const toxExtras = new Set(tox === null ? [] : toxValue(tox, 'testenv', 'extras').split(/[\s,]+/).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra)));
-  const isTestGroup = (group: string): boolean => TEST_GROUP.test(group) || toxExtras.has(group);
+  const toxDeps = tox === null ? [] : toxValue(tox, 'testenv', 'deps').split('\n');
+  const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
+  const requirements = await readRequirementFiles(root, [...files.filter(isRequirementFile).sort(), ...included]);
+  // Extras the tests' requirements install the project with (`-e .[test]`) are test groups too.
+  const installedExtras = new Set([...toxDeps, ...requirements.flatMap(([, lines]) => lines)].flatMap(ownExtras));
+  const isTestGroup = (group: string): boolean => TEST_GROUP.test(group) || toxExtras.has(group) || installedExtras.has(group);
 
   const project = table(pyproject['project']);
   declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
@@ -160,26 +193,8 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     }
   }
 
-  const toxDeps = tox === null ? [] : toxValue(tox, 'testenv', 'deps').split('\n');
-  const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
   declare(`${toxFile === null ? 'pyproject.toml [tool.tox] legacy_tox_ini' : 'tox.ini'} [testenv] deps`, toxDeps.map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
-
-  const seen = new Set<string>();
-  const readRequirements = async (path: string): Promise<void> => {
-    const clean = normalize(path);
-    if (seen.has(clean) || clean.startsWith('..')) return;
-    seen.add(clean);
-    const text = await readText(root, clean);
-    if (text === null) return;
-    const lines = text.split('\n');
-    declare(clean, lines.map(requirementName));
-    for (const line of lines) {
-      const target = includedFile(line);
-      if (target !== undefined) await readRequirements(join(dirname(clean), target));
-    }
-  };
-  const requirementFiles = files.filter(isRequirementFile);
-  for (const file of [...requirementFiles.sort(), ...included]) await readRequirements(file);
+  for (const [path, lines] of requirements) declare(path, lines.map(requirementName));
 
   const own = await readDistributionName(root);
   for (const name of [...(own === null ? [] : [own]), ...provided]) names.delete(normalizeDistribution(name));
