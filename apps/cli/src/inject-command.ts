@@ -102,7 +102,7 @@ export async function runInject(
       options.tasks === undefined || options.tasks === null
         ? null
         : await buildRepoTasks(
-            { repo, worktree: worktree.path, profile, provider },
+            { repo, worktree: worktree.path, profile, provider, baseline: run.baseline },
             pool,
             { ...options.tasks, ...(llm === undefined ? {} : { llm }), ...(failureOutputs === undefined ? {} : { failureOutputs }) },
             settings,

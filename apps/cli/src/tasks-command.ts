@@ -10,6 +10,8 @@ import type { InstanceStats, Pool } from '@envgen/pool';
 import type { Profile, ResolvedRepo } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { loadCachedBaseline } from '@envgen/testrun';
+import type { Baseline } from '@envgen/testrun';
+import { candidateLimits } from '@envgen/validate';
 import { FAILING_TESTS_RUN, buildTasks, instancesToBuild, materializeInstance } from '@envgen/tasks';
 import type { BuildTasksReport, IssueWriterOptions } from '@envgen/tasks';
 import { checkoutRepo, resolveProfile } from './env-command.js';
@@ -66,6 +68,8 @@ export interface RepoForTasks {
   worktree: string;
   profile: Profile;
   provider: SandboxProvider;
+  /** The clean baseline, when known: cold runs of failing tests get the limits candidates had. */
+  baseline?: Baseline | null;
 }
 
 /** Builds the tasks of a checked-out repo's instances that lack one (or all, with `rebuild`). */
@@ -77,11 +81,20 @@ export async function buildRepoTasks(
   logger: Logger,
   progress: Progress,
 ): Promise<BuildTasksReport> {
-  const { repo } = checkout;
+  const { repo, baseline } = checkout;
+  const limits = baseline === undefined || baseline === null ? undefined : candidateLimits(checkout.profile, baseline);
   return buildTasks({
     pool,
     home: settings.home,
-    repo: { owner: repo.owner, name: repo.name, commit: repo.commit, mirror: repo.mirror, worktree: checkout.worktree, profile: checkout.profile },
+    repo: {
+      owner: repo.owner,
+      name: repo.name,
+      commit: repo.commit,
+      mirror: repo.mirror,
+      worktree: checkout.worktree,
+      profile: checkout.profile,
+      ...(limits === undefined ? {} : { limits: { timeoutMs: limits.timeoutMs, perTestSeconds: limits.perTestSeconds } }),
+    },
     provider: checkout.provider,
     statement: options.statement,
     imageName: settings.dockerImage,
@@ -129,11 +142,10 @@ async function warmStatementOutputs(
   progress: Progress,
 ): Promise<ReadonlyMap<string, string> | undefined> {
   if (options.statement === 'self-play') return undefined;
-  const { repo, profile } = checkout;
+  const { repo, profile, baseline } = checkout;
   const instances = instancesToBuild({ pool, repo, ...(options.rebuild === undefined ? {} : { rebuild: options.rebuild }), ...(options.limit === undefined ? {} : { limit: options.limit }) });
   if (instances.length < (options.warmFrom ?? WARM_TASKS_MIN)) return undefined;
-  const baseline = await loadCachedBaseline(settings.home, repo.commit, profile);
-  if (baseline === null) return undefined;
+  if (baseline === undefined || baseline === null) return undefined;
   if (options.warmFrom === undefined && instances.length < Math.max(0, ...baseline.suiteSeconds) / COLD_RUN_SECONDS) return undefined;
   progress.phase(`running the failing tests of ${instances.length} instance(s) in warm interpreters`);
   const codeCache = join(settings.home, 'code-cache');
@@ -148,7 +160,7 @@ export async function runTasks(options: TasksOptions, settings: Settings, logger
   try {
     progress.phase('detecting the test profile');
     const profile = await resolveProfile(worktree.path, repo, settings);
-    const checkout = { repo, worktree: worktree.path, profile, provider };
+    const checkout = { repo, worktree: worktree.path, profile, provider, baseline: await loadCachedBaseline(settings.home, repo.commit, profile) };
     const started = performance.now();
     const failureOutputs = await warmStatementOutputs(checkout, pool, options, settings, logger, progress);
     const report = await buildRepoTasks(checkout, pool, { ...options, ...(llm === undefined ? {} : { llm }), ...(failureOutputs === undefined ? {} : { failureOutputs }) }, settings, logger, progress);

@@ -29,6 +29,8 @@ export interface TaskRepo {
   /** A clean checkout of the commit; patched while failure output is captured, then restored. */
   worktree: string;
   profile: Profile;
+  /** The limits the instances were validated with, when known (see `CaptureFailureOutputOptions.limits`). */
+  limits?: { timeoutMs: number; perTestSeconds: Readonly<Record<string, number>> };
 }
 
 /** Options of {@link buildTasks}. */
@@ -114,6 +116,7 @@ async function makeStatement(instance: Instance, worktree: string, options: Buil
       profile: repo.profile,
       patch: instance.patch,
       nodeIds: instance.FAIL_TO_PASS.slice(0, FAILING_TESTS_RUN),
+      ...(repo.limits === undefined ? {} : { limits: repo.limits }),
     }));
   if (options.statement === 'tests') {
     const testFiles = new Set(repo.profile.testFiles);

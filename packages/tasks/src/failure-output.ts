@@ -3,7 +3,7 @@ import { EnvgenError } from '@envgen/core';
 import { applyPatch, isPatchProblem, parsePatch, writePatchedFiles } from '@envgen/patch';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
+import { buildPytestArgv, buildPytestEnv, openPytestSandbox, writeRunFile } from '@envgen/testrun';
 import { readFileOrNull } from './read-file.js';
 
 /** Options of {@link captureFailureOutput}. */
@@ -18,11 +18,18 @@ export interface CaptureFailureOutputOptions {
   nodeIds: readonly string[];
   /** docker: image to run. */
   image?: string;
+  /**
+   * The limits the bug was validated with: the run's, and each stable test's own (node id →
+   * seconds), so a test the bug makes hang costs seconds here too (default: the profile's).
+   */
+  limits?: { timeoutMs: number; perTestSeconds: Readonly<Record<string, number>> };
 }
 
 /**
  * Runs the given failing tests on the buggy code, in the sandbox, and returns pytest's own
- * output with short tracebacks. The worktree is patched in place and always restored.
+ * output with short tracebacks (Hypothesis's failing examples shrunk, as the user's pytest
+ * shows them; a test past its limit shows envgen's timeout). The worktree is patched in
+ * place and always restored.
  */
 export async function captureFailureOutput(options: CaptureFailureOutputOptions): Promise<string> {
   const parsed = parsePatch(options.patch);
@@ -38,9 +45,11 @@ export async function captureFailureOutput(options: CaptureFailureOutputOptions)
     const target = await openPytestSandbox(options.provider, { worktree: options.worktree, ...(options.image === undefined ? {} : { image: options.image }) });
     try {
       const argv = [...buildPytestArgv(options.profile, target.sandbox.workdir, options.nodeIds), '--tb=short'];
+      const { limits } = options;
+      const limitsFile = limits === undefined ? undefined : await writeRunFile(target, 'limits.json', limits.perTestSeconds);
       const exec = await target.sandbox.exec(argv, {
-        env: buildPytestEnv(options.profile, `${target.outTarget}/results.json`, false),
-        limits: { timeoutMs: options.profile.timeoutMs },
+        env: { ...buildPytestEnv(options.profile, `${target.outTarget}/results.json`, false, limitsFile), ENVGEN_NO_SHRINK: '0' },
+        limits: { timeoutMs: limits?.timeoutMs ?? options.profile.timeoutMs },
       });
       return exec.stdout;
     } finally {

@@ -452,9 +452,8 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     if (!ran.ok) return null;
     const { run } = ran;
     logger.debug('failure output run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
-    // Only the output of the failures the verdict saw: a test that passed, went missing or ran
-    // past its limit here (shrinking a failing example) reruns cold.
-    const failed = nodeIds.every((nodeId) => ['failed', 'error'].includes(run.results[nodeId]?.outcome ?? 'missing') && run.results[nodeId]?.timedOut !== true);
+    // Only the output of the failures the verdict saw: a test that passed or went missing here reruns cold.
+    const failed = nodeIds.every((nodeId) => ['failed', 'error'].includes(run.results[nodeId]?.outcome ?? 'missing'));
     return run.status === 'completed' && failed ? (run.report ?? null) : null;
   };
 
