@@ -464,6 +464,77 @@ def _skip_shrinking():
     runner._envgen_no_shrink = True
 
 
+class _Alarm:
+    """One test's SIGALRM: envgen's limit for it and, while pytest-timeout's signal method
+    times the test (the project's own ``timeout``), that timeout too, whichever is due first.
+    Both use the one real-time timer a process has; pytest-timeout alone would replace
+    envgen's handler and cancel its timer for the test."""
+
+    def __init__(self, recorder, nodeid, seconds, own):
+        self.recorder = recorder
+        self.nodeid = nodeid
+        self.seconds = seconds
+        self.own = own
+        self.deadline = time.monotonic() + seconds
+        # pytest-timeout's (deadline, handler) while it times the test.
+        self.project = None
+
+    def arm(self):
+        due = self.deadline if self.project is None else min(self.deadline, self.project[0])
+        signal.signal(signal.SIGALRM, self.fire)
+        signal.setitimer(signal.ITIMER_REAL, 0 if due == float("inf") else max(due - time.monotonic(), 0.001))
+
+    def fire(self, signum, frame):
+        now = time.monotonic()
+        project = self.project
+        if project is not None and project[0] <= now and project[0] < self.deadline:
+            self.project = None
+            self.arm()
+            project[1]()
+            return
+        if now < self.deadline:
+            self.arm()
+            return
+        recorder = self.recorder
+        if self.nodeid in recorder.timed_out:
+            recorder.abandon(self.nodeid, self.seconds)
+        recorder.timed_out.add(self.nodeid)
+        # A test with a limit of its own hears the alarm again after a grace.
+        self.deadline = now + _ABANDON_GRACE if self.own else float("inf")
+        self.arm()
+        raise TestTimeout("envgen: test exceeded its %.1f s limit" % self.seconds)
+
+
+class _TimeoutPlugin:
+    """Times tests for pytest-timeout's signal method through envgen's alarm (see
+    ``_Alarm``); its thread method, and tests envgen does not time, are left to it."""
+
+    def __init__(self, recorder, timeout_module):
+        self.recorder = recorder
+        self.timeout_module = timeout_module
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_timeout_set_timer(self, item, settings):
+        alarm = self.recorder.alarm
+        if alarm is None or settings.method != "signal":
+            return None
+        fail = getattr(self.timeout_module, "timeout_sigalrm", None)
+        if fail is None:
+            return None
+        alarm.project = (time.monotonic() + settings.timeout, lambda: fail(item, settings.timeout))
+        alarm.arm()
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_timeout_cancel_timer(self, item):
+        alarm = self.recorder.alarm
+        if alarm is None or alarm.project is None:
+            return None
+        alarm.project = None
+        alarm.arm()
+        return True
+
+
 class _Recorder:
     def __init__(self, config, results_path, coverage):
         self.rootdir = os.path.realpath(str(getattr(config, "rootpath", None) or config.rootdir))
@@ -482,6 +553,8 @@ class _Recorder:
         self.timed_out = set()
         self.test_timeout = _test_timeout()
         self.test_limits = _test_limits() if self.test_timeout is not None else {}
+        # The running test's alarm (see start_timer).
+        self.alarm = None
         self.tracer = None
         self.line_recorder = None
         lines_path = os.environ.get(_LINES_ENV)
@@ -521,18 +594,8 @@ class _Recorder:
     def start_timer(self, nodeid):
         if self.test_timeout is None:
             return
-        seconds = self.test_limits.get(nodeid, self.test_timeout)
-        own = nodeid in self.test_limits
-
-        def on_alarm(signum, frame):
-            if nodeid in self.timed_out:
-                self.abandon(nodeid, seconds)
-            self.timed_out.add(nodeid)
-            raise TestTimeout("envgen: test exceeded its %.1f s limit" % seconds)
-
-        signal.signal(signal.SIGALRM, on_alarm)
-        # A test with a limit of its own hears the alarm again after a grace.
-        signal.setitimer(signal.ITIMER_REAL, seconds, _ABANDON_GRACE if own else 0)
+        self.alarm = _Alarm(self, nodeid, self.test_limits.get(nodeid, self.test_timeout), nodeid in self.test_limits)
+        self.alarm.arm()
 
     def ends_session(self, nodeid):
         """Whether the run stops here: a test with its own limit ran past it."""
@@ -558,8 +621,9 @@ class _Recorder:
         os._exit(self.exitstatus)
 
     def stop_timer(self):
-        if self.test_timeout is None:
+        if self.alarm is None:
             return
+        self.alarm = None
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
@@ -727,6 +791,9 @@ def pytest_configure(config):
         return
     recorder = _Recorder(config, results_path, os.environ.get(_COVERAGE_ENV) == "1")
     config.pluginmanager.register(_Plugin(recorder), _PLUGIN_NAME)
+    timeout_module = config.pluginmanager.get_plugin("timeout")
+    if timeout_module is not None and hasattr(config.pluginmanager.hook, "pytest_timeout_set_timer"):
+        config.pluginmanager.register(_TimeoutPlugin(recorder, timeout_module), "envgen-timeout")
     if threading.current_thread() is threading.main_thread():
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _interrupt_on_sigterm)

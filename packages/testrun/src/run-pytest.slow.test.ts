@@ -325,4 +325,25 @@ describe('runPytest in the local sandbox', () => {
     expect(run.coverage?.['tests/test_leak.py::test_c_starts_the_server']).toEqual({ 'tests/test_leak.py': [16, 21, 32] });
     expect(run.coverage?.['tests/test_leak.py::test_d_asks_it']).toEqual({ 'pkg/m.py': [5], 'tests/test_leak.py': [35] });
   });
+
+  describe("a project that times its tests with pytest-timeout (Debian's python3-pytest-timeout, its signal method)", () => {
+    const hanging = (timeout: number) => ({
+      'pytest.ini': `[pytest]\ntimeout = ${timeout}\n`,
+      'tests/test_hang.py': 'import time\n\n\ndef test_hang():\n    while True:\n        time.sleep(0.01)\n\n\ndef test_after():\n    pass\n',
+    });
+
+    it("stops a hanging test at envgen's own limit when that comes first: a timeout, the run ends there", async () => {
+      // Before, pytest-timeout's alarm replaced envgen's: the test failed at the project's 30 s, not a timeout.
+      const run = await runFixture(hanging(30), fixtureProfile(), { testLimits: { 'tests/test_hang.py::test_hang': 1, 'tests/test_hang.py::test_after': 5 } });
+      expect(run.results['tests/test_hang.py::test_hang']).toMatchObject({ outcome: 'failed', timedOut: true, reason: expect.stringContaining('exceeded its 1.0 s limit') });
+      expect(run.results['tests/test_hang.py::test_after']).toBeUndefined();
+    });
+
+    it("fails it as the project says when the project's timeout comes first, and goes on", async () => {
+      const run = await runFixture(hanging(1), fixtureProfile(), { testLimits: { 'tests/test_hang.py::test_hang': 10, 'tests/test_hang.py::test_after': 5 } });
+      expect(run.results['tests/test_hang.py::test_hang']).toMatchObject({ outcome: 'failed', reason: 'Failed: Timeout >1.0s' });
+      expect(run.results['tests/test_hang.py::test_hang']?.timedOut).toBeUndefined();
+      expect(run.results['tests/test_hang.py::test_after']?.outcome).toBe('passed');
+    });
+  });
 });
