@@ -62,6 +62,12 @@ _MESSAGE_LIMIT = 500
 # Seconds a test with a limit of its own may go on after its alarm before the run ends.
 _ABANDON_GRACE = 1.0
 _PLUGIN_NAME = "envgen-recorder"
+# A run stopped at a test past its own limit ends at pytest_unconfigure (see there). A warm
+# server ends its forked runs itself, once they have written what they analysed: it turns
+# this off and asks stopped_at_limit() (envgen_warm.runs._exit_run).
+EXIT_AT_UNCONFIGURE = True
+# The latest session's recorder.
+_recorder = None
 
 
 def _short_message(report):
@@ -758,10 +764,15 @@ class _Plugin:
     def pytest_unconfigure(self, config):
         # The run is a timeout whatever follows (results written): a thread the bug left
         # running would keep the interpreter, and a fresh pytest, until the run's own limit.
-        if self.recorder.stopped_at_limit():
+        if EXIT_AT_UNCONFIGURE and self.recorder.stopped_at_limit():
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(self.recorder.exitstatus or int(pytest.ExitCode.TESTS_FAILED))
+
+
+def stopped_at_limit():
+    """Whether the latest session stopped at a test past its own limit: the run is a timeout."""
+    return _recorder is not None and _recorder.stopped_at_limit()
 
 
 def _interrupt_on_sigterm(signum, frame):
@@ -789,7 +800,8 @@ def pytest_configure(config):
     # Only the main process of a session records (not pytest-xdist workers).
     if hasattr(config, "workerinput"):
         return
-    recorder = _Recorder(config, results_path, os.environ.get(_COVERAGE_ENV) == "1")
+    global _recorder
+    recorder = _recorder = _Recorder(config, results_path, os.environ.get(_COVERAGE_ENV) == "1")
     config.pluginmanager.register(_Plugin(recorder), _PLUGIN_NAME)
     timeout_module = config.pluginmanager.get_plugin("timeout")
     if timeout_module is not None and hasattr(config.pluginmanager.hook, "pytest_timeout_set_timer"):

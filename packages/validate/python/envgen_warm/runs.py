@@ -68,12 +68,16 @@ def _exit_run(code):
     there), then waits for every thread that is not a daemon. A test's thread left blocked (a
     writer waiting for a pipe's reader that a bug removed) keeps a fresh pytest from exiting
     until its limit, so it keeps this run too; the server's wait then calls it a timeout, as
-    the reference does."""
+    the reference does. A run stopped at a test past its own limit is a timeout already, and
+    ends at once, as envgen's plugin ends a fresh one."""
     import threading
+
+    import envgen_pytest
 
     sys.stdout.flush()
     sys.stderr.flush()
-    threading._shutdown()
+    if not envgen_pytest.stopped_at_limit():
+        threading._shutdown()
     os._exit(int(code))
 
 

@@ -15,6 +15,10 @@ _LINE_LIMIT = 1 << 20
 
 
 def main():
+    import envgen_pytest
+
+    # Forked runs end through runs._exit_run, after writing what they analysed.
+    envgen_pytest.EXIT_AT_UNCONFIGURE = False
     root = os.path.realpath(os.getcwd())
     path = sys.argv[1]
     runs._OWN_PID_NAMESPACE = "--own-pid-namespace" in sys.argv[2:]
