@@ -510,15 +510,17 @@ function mutateTotal(name: string, bug: string): ValidationInput {
   return { candidate, files: [{ path: 'pkg/calc.py', after: CALC_WITH_TOTAL.replace('return sum(xs)', `return sum(xs) + (1 if ${bug} else 0)`) }] };
 }
 
+/** A bug Hypothesis finds at its 8th example here, then shrinks in about 130 more runs of the test's body (7 s). */
+const HARD_TO_SHRINK = 'len(set(xs)) >= 3 and any(x < -3 for x in xs) and any(x > 3 for x in xs)';
+
 describe('a property-based test a bug makes fail', () => {
   // The property test's own limit: 3 s, six times its clean pass.
   const limits = { timeoutMs: 60_000, testTimeoutMs: 30_000, perTestSeconds: { 'tests/test_property.py::test_total': 3 } };
   const context = fixtureValidator({}, { 'pkg/calc.py': CALC_WITH_TOTAL, 'tests/test_property.py': PROPERTY_TEST }, limits);
 
   it('fails at the first failing example Hypothesis finds, on both paths: shrinking it would run the test past its limit', async () => {
-    // Hypothesis finds this bug at its 8th example, then shrinks it in about 130 more runs
-    // of the test's body (7 s): before, the verdict was a timeout on both paths.
-    const input = mutateTotal('hard to shrink', 'len(set(xs)) >= 3 and any(x < -3 for x in xs) and any(x > 3 for x in xs)');
+    // Before, the verdict was a timeout on both paths.
+    const input = mutateTotal('hard to shrink', HARD_TO_SHRINK);
     const outcome = await context.validator.validateWithDetails(input);
     expect(outcome.verdict, JSON.stringify(outcome.verdict)).toMatchObject({ kind: 'instance', failToPass: ['tests/test_property.py::test_total'] });
     expect(sameVerdict(outcome.verdict, await context.reference(input))).toBe(true);
@@ -528,6 +530,14 @@ describe('a property-based test a bug makes fail', () => {
     const input = mutateTotal('easy to shrink', 'len(xs) >= 1');
     const output = await context.validator.failureOutput(input.files, ['tests/test_property.py::test_total']);
     expect(output).toContain('xs=[0]');
+  });
+
+  it("shows the first failing example Hypothesis finds where shrinking it would run past the test's limit", async () => {
+    const input = mutateTotal('hard to shrink', HARD_TO_SHRINK);
+    const output = await context.validator.failureOutput(input.files, ['tests/test_property.py::test_total']);
+    // Before, the report was envgen's timeout, or none.
+    expect(output).toContain('Falsifying example');
+    expect(output).not.toContain('exceeded its');
   });
 });
 

@@ -97,9 +97,12 @@ export interface WarmRunOptions {
   /**
    * pytest's failure reports in this traceback style instead of none (`--tb=no`): the run's
    * whole output is then in {@link WarmRun.report}, with Hypothesis's failing examples
-   * shrunk as the user's pytest shows them (other runs skip shrinking, see `buildPytestEnv`).
+   * shrunk as the user's pytest shows them unless `shrink` is false (other runs skip
+   * shrinking, see `buildPytestEnv`).
    */
   tbstyle?: 'short';
+  /** With {@link WarmRunOptions.tbstyle}: whether Hypothesis shrinks failing examples (default true). */
+  shrink?: boolean;
 }
 
 /** What {@link WarmServer.preload} did. */
@@ -462,7 +465,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
           id,
           args,
           // A run that reports failures shows Hypothesis's shrunk examples, as the user's pytest does.
-          env: { ENVGEN_RESULTS: `${outTarget}/results-${id}.json`, ...(runOptions.tbstyle === undefined ? {} : { ENVGEN_NO_SHRINK: '0' }) },
+          env: { ENVGEN_RESULTS: `${outTarget}/results-${id}.json`, ...(runOptions.tbstyle === undefined ? {} : { ENVGEN_NO_SHRINK: runOptions.shrink === false ? '1' : '0' }) },
           ...(runOptions.only === undefined ? {} : { only: runOptions.only }),
           ...(runOptions.plain === true ? { plain: true } : {}),
           ...(runOptions.tbstyle === undefined ? {} : { tbstyle: runOptions.tbstyle }),
