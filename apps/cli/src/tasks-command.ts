@@ -93,7 +93,7 @@ export async function buildRepoTasks(
       mirror: repo.mirror,
       worktree: checkout.worktree,
       profile: checkout.profile,
-      ...(limits === undefined ? {} : { limits: { timeoutMs: limits.timeoutMs, perTestSeconds: limits.perTestSeconds } }),
+      ...(limits === undefined ? {} : { limits }),
     },
     provider: checkout.provider,
     statement: options.statement,

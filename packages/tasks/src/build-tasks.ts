@@ -8,6 +8,7 @@ import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildInstanceEnvironment } from './environment.js';
 import { captureFailureOutput } from './failure-output.js';
+import type { FailureOutputLimits } from './failure-output.js';
 import { computeTaskGold } from './gold.js';
 import { fixRevealingStrings, writeIssueStatement } from './issue-statement.js';
 import type { IssueWriterOptions } from './issue-statement.js';
@@ -29,8 +30,8 @@ export interface TaskRepo {
   /** A clean checkout of the commit; patched while failure output is captured, then restored. */
   worktree: string;
   profile: Profile;
-  /** The limits the instances were validated with, when known (see `CaptureFailureOutputOptions.limits`). */
-  limits?: { timeoutMs: number; perTestSeconds: Readonly<Record<string, number>> };
+  /** The limits the instances were validated with, when known. */
+  limits?: FailureOutputLimits;
 }
 
 /** Options of {@link buildTasks}. */

@@ -6,6 +6,15 @@ import type { SandboxProvider } from '@envgen/sandbox';
 import { buildPytestArgv, buildPytestEnv, openPytestSandbox, writeRunFile } from '@envgen/testrun';
 import { readFileOrNull } from './read-file.js';
 
+/**
+ * The limits a bug was validated with: the run's, and each stable test's own (node id →
+ * seconds), so a test the bug makes hang costs seconds in a run of its failing tests too.
+ */
+export interface FailureOutputLimits {
+  timeoutMs: number;
+  perTestSeconds: Readonly<Record<string, number>>;
+}
+
 /** Options of {@link captureFailureOutput}. */
 export interface CaptureFailureOutputOptions {
   provider: SandboxProvider;
@@ -18,11 +27,8 @@ export interface CaptureFailureOutputOptions {
   nodeIds: readonly string[];
   /** docker: image to run. */
   image?: string;
-  /**
-   * The limits the bug was validated with: the run's, and each stable test's own (node id →
-   * seconds), so a test the bug makes hang costs seconds here too (default: the profile's).
-   */
-  limits?: { timeoutMs: number; perTestSeconds: Readonly<Record<string, number>> };
+  /** The limits the bug was validated with (default: the profile's). */
+  limits?: FailureOutputLimits;
 }
 
 /**

@@ -3,6 +3,7 @@ export type { BuildTasksOptions, BuildTasksReport, TaskRepo } from './build-task
 export { buildInstanceEnvironment, environmentMirrorPath, materializeInstance } from './environment.js';
 export type { BuildInstanceEnvironmentOptions, MaterializedInstance } from './environment.js';
 export { captureFailureOutput } from './failure-output.js';
+export type { FailureOutputLimits } from './failure-output.js';
 export type { CaptureFailureOutputOptions } from './failure-output.js';
 export { computeTaskGold } from './gold.js';
 export { DEFAULT_ISSUE_EXAMPLES, findLeak, fixRevealingStrings, writeIssueStatement } from './issue-statement.js';

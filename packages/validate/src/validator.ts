@@ -449,9 +449,10 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     // Tests that behave otherwise warm send every verdict the reference way: their output too.
     if (warm.unstable.size > 0) return null;
     const output = (shrink: boolean) => fromCollection(worker, files, async (changed, resume) => (await worker.runWith(changed, { timeoutMs, resume, select: nodeIds, tbstyle: 'short', shrink })).run);
-    let ran = await output(true);
+    const shrunk = await output(true);
+    const timedOut = shrunk.ok && nodeIds.some((nodeId) => shrunk.run.results[nodeId]?.timedOut === true);
     // Hypothesis shrank a failing example past the test's limit: the first failing example it finds instead.
-    if (ran.ok && nodeIds.some((nodeId) => ran.ok && ran.run.results[nodeId]?.timedOut === true)) ran = await output(false);
+    const ran = timedOut ? await output(false) : shrunk;
     if (!ran.ok) return null;
     const { run } = ran;
     logger.debug('failure output run', { checkpoint: run.checkpoint, declined: run.declined, seconds: run.seconds });
