@@ -33,9 +33,13 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
     else expect(report.rejected['timeout'] ?? 0).toBe(0);
     expect(report.kept).toBeGreaterThanOrEqual(Math.ceil(report.tried * 0.6));
     // Renamed tests are left out of the sets, never a reason to validate the slow way; only a
-    // file pytest imports when it starts is, since a fork of a warm pytest would run it clean.
-    expect(report.validation.reference).toBe(shape.importedByPytest ? report.tried : 0);
-    if (shape.importedByPytest) expect(Object.keys(report.validation.declined)).toEqual(['iniconfig/__init__.py is imported by pytest itself when it starts']);
+    // change to a file pytest imports when it starts is, where a fork of a warm pytest cannot
+    // run it as a fresh pytest would (outside function bodies that run in tests).
+    if (shape.importedByPytest) {
+      expect(report.validation.reference).toBeGreaterThan(0);
+      expect(report.validation.reference).toBeLessThan(report.tried);
+      expect(Object.keys(report.validation.declined)).toContain('iniconfig/__init__.py is imported by pytest itself when it starts');
+    } else expect(report.validation.reference).toBe(0);
 
     const { provider, repo: resolved, worktree } = await checkoutRepo(repo, settings, silentLogger, quiet);
     const pool = openPool(home);

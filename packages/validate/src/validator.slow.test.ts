@@ -605,3 +605,138 @@ describe('a bug that makes a test hang past its limit where the alarm cannot sto
     expect(outcome.seconds).toBeLessThan(10);
   });
 });
+
+/** Debian's attrs (python3-pytest depends on it): pytest imports it and runs its code when it starts. */
+const ATTRS_DIR = '/usr/lib/python3/dist-packages/attr';
+
+const ATTRS_TESTS = `import attr
+from attr.validators import instance_of
+
+
+def test_instance_of_rejects():
+    @attr.s
+    class Point:
+        x = attr.ib(validator=instance_of(int))
+
+    try:
+        Point("1")
+    except TypeError:
+        return
+    raise AssertionError("no TypeError")
+
+
+def test_instance_of_accepts():
+    @attr.s
+    class Point:
+        x = attr.ib(validator=instance_of(int))
+
+    assert Point(1).x == 1
+
+
+def test_init_and_eq():
+    @attr.s
+    class Pair:
+        a = attr.ib()
+        b = attr.ib(default=2)
+
+    assert Pair(1) == Pair(1, 2)
+
+
+def test_asdict():
+    @attr.s
+    class Pair:
+        a = attr.ib()
+        b = attr.ib()
+
+    assert attr.asdict(Pair(1, 2)) == {"a": 1, "b": 2}
+`;
+
+describe('a project pytest itself imports and runs when it starts (attrs, first on the path)', () => {
+  let root: string;
+  let tree: string;
+  let profile: Profile;
+  let baseline: Baseline;
+  let validator: Validator;
+  const provider = createSandboxProvider('local');
+  const sources: Record<string, string> = {};
+
+  function mutateAttrs(name: string, path: string, from: string, to: string): ValidationInput {
+    const source = sources[path] ?? '';
+    if (!source.includes(from)) throw new Error(`${path} lacks ${from}`);
+    const candidate: Candidate = { strategy: name, family: 'procedural', seed: 1, patch: '', entities: [], description: name };
+    return { candidate, files: [{ path, after: source.replace(from, to) }] };
+  }
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-attrs-'));
+    tree = join(root, 'tree');
+    await mkdir(join(tree, 'tests'), { recursive: true });
+    await cp(ATTRS_DIR, join(tree, 'attr'), { recursive: true, filter: (path) => !path.includes('__pycache__') });
+    const { readdir, readFile } = await import('node:fs/promises');
+    for (const name of (await readdir(join(tree, 'attr'))).filter((file) => file.endsWith('.py'))) {
+      sources[`attr/${name}`] = await readFile(join(tree, 'attr', name), 'utf8');
+    }
+    await writeFile(join(tree, 'tests/test_attrs.py'), ATTRS_TESTS);
+    profile = {
+      python: '/usr/bin/python3', env: {}, aptPackages: [], install: [], testArgs: ['tests'], testGlobs: ['tests/**'],
+      sourceFiles: Object.keys(sources), testFiles: ['tests/test_attrs.py'],
+      deselect: [], timeoutMs: 60_000, testTimeoutMs: 60_000, provenance: {},
+    };
+    baseline = await buildBaseline({ worktree: tree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home: join(root, 'home') });
+    validator = await createValidator({ worktree: tree, profile, baseline, sandboxProvider: provider, concurrency: 1 });
+  });
+
+  afterAll(async () => {
+    await validator?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const reference = (input: ValidationInput) => validateReference({ worktree: tree, profile, baseline, sandboxProvider: provider, ...input });
+
+  it('validates a change inside a function only tests run warm, resumed inside the suite, with the reference verdict', async () => {
+    const input = mutateAttrs('validator', 'attr/validators.py', 'if not isinstance(value, self.type):', 'if isinstance(value, self.type):');
+    const outcome = await validator.validateWithDetails(input);
+    const expected = await reference(input);
+    expect(expected).toMatchObject({ kind: 'instance', failToPass: ['tests/test_attrs.py::test_instance_of_accepts', 'tests/test_attrs.py::test_instance_of_rejects'] });
+    expect(outcome.mode).toBe('resumed');
+    expect(sameVerdict(outcome.verdict, expected)).toBe(true);
+  });
+
+  it("sends a change to a function pytest ran when it started the reference way: a fork's pytest was built with the clean code", async () => {
+    // pytest's own attrs classes (built when pytest is imported, and only then) get none of
+    // their methods: a fresh pytest cannot run, while in a fork only the tests' classes would.
+    const input = mutateAttrs('patch class', 'attr/_make.py', 'setattr(cls, name, value)', 'setattr(cls, name + "_", value)');
+    const outcome = await validator.validateWithDetails(input);
+    const expected = await reference(input);
+    expect(expected.kind).toBe('rejected');
+    expect(outcome.mode).toBe('reference');
+    // The server's own start ran it, which no run's tracer sees: it counts as run outside tests.
+    expect(outcome.why).toContain('attr/_make.py:_ClassBuilder._patch_original_class runs at import time');
+    expect(sameVerdict(outcome.verdict, expected)).toBe(true);
+  });
+
+  it('runs selected tests from the checkpoint before collection with a changed function none of whose code ran yet, and declines one pytest ran when it started', async () => {
+    const select = ['tests/test_attrs.py'];
+    const only = ['tests/test_attrs.py::test_instance_of_accepts', 'tests/test_attrs.py::test_init_and_eq'];
+    const validatorChange = mutateAttrs('validator', 'attr/validators.py', 'if not isinstance(value, self.type):', 'if isinstance(value, self.type):');
+    const run = await validator.runSelected(validatorChange.files, select, only);
+    if (!run.ok) throw new Error(run.reason);
+    expect(Object.fromEntries(Object.entries(run.results).map(([id, result]) => [id, result.outcome]))).toEqual({
+      'tests/test_attrs.py::test_instance_of_accepts': 'failed',
+      'tests/test_attrs.py::test_init_and_eq': 'passed',
+    });
+    const classChange = mutateAttrs('patch class', 'attr/_make.py', 'setattr(cls, name, value)', 'setattr(cls, name + "_", value)');
+    expect(await validator.runSelected(classChange.files, select, only)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('attr/_make.py:_ClassBuilder._patch_original_class ran when pytest started'),
+    });
+  });
+
+  it('sends a change to module-level code of such a file the reference way', async () => {
+    const input = mutateAttrs('module level', 'attr/validators.py', '"instance_of",', '');
+    const outcome = await validator.validateWithDetails(input);
+    expect(outcome.mode).toBe('reference');
+    expect(outcome.declined).toEqual(['attr/validators.py is imported by pytest itself when it starts']);
+    expect(sameVerdict(outcome.verdict, await reference(input))).toBe(true);
+  });
+});

@@ -290,7 +290,9 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   }
   const warm: WarmFacts = facts;
   // pytest imported these project files itself when the warm interpreters started (the project
-  // is one of its dependencies): a fork would inherit them clean, a fresh pytest imports them changed.
+  // is one of its dependencies): a fork inherits them clean, a fresh pytest imports them changed.
+  // A change reaches a fork only as new code swapped into their functions at a checkpoint none
+  // of it ran before (the server's own start included); else only a fresh interpreter runs it.
   const startupFiles = new Set(workers.flatMap((worker) => worker.startupFiles()));
   const importedAtStartup = (files: readonly ChangedFile[]): string | null => {
     const early = files.find((file) => startupFiles.has(file.path));
@@ -317,9 +319,15 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     };
   };
 
-  const runResumed = async (worker: WarmWorker, files: ChangedFile[], why: string, checkpoint: number, clock: Clock): Promise<ValidationOutcome> => {
-    const { run, phases } = await worker.runWith(files, { timeoutMs, resume: { changed: files.map((file) => file.path), checkpoint } });
+  /**
+   * With `startup` (a file pytest imported when the warm server started, see
+   * {@link importedAtStartup}): a checkpoint runs the changed functions' new code where none
+   * of it ran yet, or the candidate goes the reference way; never a run from scratch.
+   */
+  const runResumed = async (input: ValidationInput, worker: WarmWorker, files: ChangedFile[], why: string, checkpoint: number, clock: Clock, startup: string | null): Promise<ValidationOutcome> => {
+    const { run, phases } = await worker.runWith(files, { timeoutMs, resume: { changed: files.map((file) => file.path), checkpoint, ...(startup === null ? {} : { scratch: false as const }) } });
     clock.add(phases);
+    if (run.fresh === true) return reference(input, `${why}; ${startup}`, clock, [run.declined ?? 'no checkpoint']);
     const declined = run.declined === undefined ? undefined : run.declined.split('; ');
     if (run.checkpoint === undefined) {
       return {
@@ -335,7 +343,10 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const verdict = verdictOfRun(baseline, run);
     // A resumed run already past a limit is a timeout: a run from scratch, the same tests and more, would pass it too.
     const timedOut = verdict.kind === 'rejected' && verdict.reason === 'timeout';
-    if (!timedOut && run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) return runSuite(worker, files, `${why}; resumed run near the limit`, clock, ['resumed run near the limit']);
+    if (!timedOut && run.seconds > (timeoutMs / 1000) * RESUMED_SHARE_OF_LIMIT) {
+      if (startup !== null) return reference(input, `${why}; resumed run near the limit; ${startup}`, clock, ['resumed run near the limit']);
+      return runSuite(worker, files, `${why}; resumed run near the limit`, clock, ['resumed run near the limit']);
+    }
     const at = run.checkpoint >= 0 ? (checkpointIds[run.checkpoint] ?? null) : null;
     return {
       verdict,
@@ -356,18 +367,21 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     if (!resolved.ok) {
       return { verdict: { kind: 'rejected', reason: 'apply-failed', detail: resolved.detail }, mode: 'suite', why: 'bad files', testsRun: 0, seconds: clock.total(), phases: clock.phases };
     }
-    const startup = importedAtStartup(resolved.files);
-    if (startup !== null) return reference(input, startup, clock, [startup]);
     const plan = planRun(resolved.files, warm.plan);
     clock.lap('plan');
     // Every run sees every stable test (those before a checkpoint through the clean run).
     if (warm.unstable.size > 0) return reference(input, `${plan.why}; tests behave differently warm`, clock);
+    // A file pytest imported itself takes a change only inside the bodies of functions that run in tests.
+    const startup = importedAtStartup(resolved.files);
+    if (startup !== null && plan.mode !== 'covering') return reference(input, `${plan.why}; ${startup}`, clock, [startup]);
     const usable = usableOf(worker.collected());
     const start = plan.mode === 'covering' ? firstObserver(plan.entities, warm.plan.coverage, warm.plan.alwaysRun, positions) : null;
     const checkpoint = start === null ? -1 : pickCheckpoint(usable.positions, start);
+    const resumable = usable.collection || checkpoint >= 0;
+    if (startup !== null && !resumable) return reference(input, `${plan.why}; ${startup}`, clock, [noCheckpointWhy(worker.collected())]);
     try {
-      return usable.collection || checkpoint >= 0
-        ? await runResumed(worker, resolved.files, plan.why, checkpoint, clock)
+      return resumable
+        ? await runResumed(input, worker, resolved.files, plan.why, checkpoint, clock, startup)
         : await runSuite(worker, resolved.files, plan.why, clock, [noCheckpointWhy(worker.collected())]);
     } catch (error) {
       logger.warn('the warm interpreter failed; restarting it and validating this candidate the reference way', { error: describeError(error) });
@@ -414,14 +428,15 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   const fromCollection = async (
     worker: WarmWorker,
     files: readonly MutatedFile[],
-    runs: (changed: ChangedFile[], resume: { changed: string[]; checkpoint: number }) => Promise<WarmRun>,
+    runs: (changed: ChangedFile[], resume: { changed: string[]; checkpoint: number; scratch?: false }) => Promise<WarmRun>,
   ): Promise<{ ok: true; run: WarmRun } | { ok: false; reason: string }> => {
     const resolved = await resolveCandidateFiles(options.worktree, files);
     if (!resolved.ok) return { ok: false, reason: resolved.detail };
     const startup = importedAtStartup(resolved.files);
-    if (startup !== null) return { ok: false, reason: `${startup}: only a fresh interpreter runs it changed` };
     try {
-      return { ok: true, run: await runs(resolved.files, { changed: resolved.files.map((file) => file.path), checkpoint: -1 }) };
+      const run = await runs(resolved.files, { changed: resolved.files.map((file) => file.path), checkpoint: -1, ...(startup === null ? {} : { scratch: false as const }) });
+      if (run.fresh === true) return { ok: false, reason: `${startup}: only a fresh interpreter runs it changed (${run.declined ?? 'no checkpoint'})` };
+      return { ok: true, run };
     } catch (error) {
       logger.warn('the warm interpreter failed; restarting it', { error: describeError(error) });
       await worker.reset();

@@ -60,6 +60,13 @@ export interface WarmRun extends Pick<TestRun, 'status' | 'seconds' | 'output'> 
   declined?: string;
   /** With {@link WarmRunOptions.tbstyle}: pytest's whole output of the run. */
   report?: string;
+  /**
+   * With `scratch: false` in {@link WarmRunOptions.resume}: nothing ran, since no checkpoint
+   * could run the changed files (why: `declined`) and a run from scratch in this server would
+   * inherit the files pytest imported when it started unchanged; only a fresh interpreter
+   * runs them as they are now.
+   */
+  fresh?: true;
 }
 
 /** Options of one {@link WarmServer.run}. */
@@ -76,9 +83,10 @@ export interface WarmRunOptions {
    * before `checkpoint` (-1: the one before collection), with the `changed` files (already
    * written to the tree) imported afresh or, at a test's checkpoint, their changed functions'
    * code swapped in; results of the tests before it are the clean run's. When no checkpoint
-   * can, the whole suite runs from scratch.
+   * can, the whole suite runs from scratch, or with `scratch: false` nothing runs (see
+   * {@link WarmRun.fresh}).
    */
-  resume?: { changed: readonly string[]; checkpoint: number };
+  resume?: { changed: readonly string[]; checkpoint: number; scratch?: false };
   /**
    * Collects and runs only these test paths (the profile's options kept): with `resume`, from
    * the checkpoint before collection (the only one another selection can go on from), else
@@ -479,6 +487,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
                 precollected: {
                   changed: runOptions.resume.changed,
                   checkpoint: runOptions.resume.checkpoint,
+                  ...(runOptions.resume.scratch === false ? { scratch: false } : {}),
                   ...(runOptions.select === undefined ? {} : { select: runOptions.select }),
                 },
               }),
@@ -499,6 +508,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
       if (analysis !== null) run.analysis = analysis;
       if (answer['precollected'] === true && typeof answer['checkpoint'] === 'number') run.checkpoint = answer['checkpoint'];
       if (typeof answer['declined'] === 'string') run.declined = answer['declined'];
+      if (answer['fresh'] === true) run.fresh = true;
       if (runOptions.tbstyle !== undefined) run.report = log;
       logger.debug('warm run finished', { status: run.status, tests: Object.keys(run.results).length, seconds: run.seconds });
       return run;

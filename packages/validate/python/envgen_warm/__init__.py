@@ -17,7 +17,8 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   without a preload, or children would see stale project code), apart from those the server
   imported when it started: ``startup`` names their files (pytest's own dependencies when the
   project is one of them and comes first on the path, as iniconfig, pluggy or attrs do; a
-  change to one of them only a fresh interpreter sees). A rewrite is read from ``cache`` (a read-only directory of
+  change to one of them reaches a child only as new code swapped into functions none of
+  whose code ran before its checkpoint, see ``startup``). A rewrite is read from ``cache`` (a read-only directory of
   earlier servers' rewrites, one marshalled code object per file named by a hash of the
   file's path and bytes and the Python and pytest versions) when it is there, and each one
   made here is written to ``cache_out`` for the host to add to that cache (the host asks
@@ -47,7 +48,10 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
 - A ``run`` request with ``"precollected": {"changed": [relpath, ...], "checkpoint": i}``
   runs the whole suite from the latest checkpoint at or before ``i`` (-1: the one before
   collection) and answers as above plus ``"checkpoint"`` (the one used) or, when none could,
-  runs it from scratch and says why in ``"declined"``. With ``"select": [path, ...]`` in
+  runs it from scratch and says why in ``"declined"``; with ``"scratch": false`` in
+  ``precollected`` it then runs nothing and answers ``{"fresh": true, "declined": why}``
+  (the changed files are ones pytest imported when the server started: a run from scratch
+  here would inherit them unchanged). With ``"select": [path, ...]`` in
   ``precollected`` (and the same paths in ``args``) only those paths are collected and run,
   from the checkpoint before collection or from scratch; with ``"only": [nodeid, ...]`` in
   the request, of the tests collected only those named run (the others are deselected); with

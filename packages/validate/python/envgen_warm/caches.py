@@ -6,7 +6,7 @@ import os
 import sys
 import types
 
-from envgen_warm.tracing import _inside, _module_file
+from envgen_warm.startup import _COMPILED, _SERVED, _STARTUP, _inside, _module_file, _startup_files
 
 
 _REWRITTEN = {}
@@ -44,14 +44,6 @@ def _install_rewrite_cache():
         return original(fn, config)
 
     rewrite._rewrite_test = cached_rewrite_test
-
-
-_COMPILED = {}
-
-
-# Loader paths whose module code came from ``_COMPILED`` in this process (the collector's
-# functions then hold exactly those code objects).
-_SERVED = set()
 
 
 def _install_code_cache():
@@ -212,6 +204,8 @@ def _compile(paths, root):
     for rel, path, source in _sources(paths, root):
         # The loader names a module by the sys.path entry it was found through.
         for name in (path, rel):
+            if name in _SERVED:
+                continue  # imported when the server started: its live functions hold that compile's code
             try:
                 _COMPILED[name] = (source, compile(source, name, "exec", dont_inherit=True))
             except (SyntaxError, ValueError):  # the child compiles (and fails) on its own
@@ -336,19 +330,5 @@ def _preload(request, root):
         if module is not None and name not in _STARTUP and _inside(_module_file(module), root)
     )
     _prepare_reports((request.get("rewrite") or []) + (request.get("compile") or []), root)
-    startup = sorted(
-        {os.path.relpath(os.path.realpath(_module_file(sys.modules[name])), root) for name in _STARTUP if name in sys.modules}
-    )
-    return {"ok": True, "failed": failed, "inside": inside, "startup": startup, "cache_hits": hits, "cache_written": written}
+    return {"ok": True, "failed": failed, "inside": inside, "startup": _startup_files(root), "cache_hits": hits, "cache_written": written}
 
-
-# Worktree modules the server imported before any request: pytest's own dependencies when the
-# project is one of them (iniconfig, pluggy, attrs on the path ahead of the system's copy).
-# Every child inherits them as they were, as plain pytest would not with the file changed.
-_STARTUP = set()
-
-
-def _note_startup(root):
-    _STARTUP.update(
-        name for name, module in list(sys.modules.items()) if module is not None and _inside(_module_file(module), root)
-    )

@@ -15,8 +15,9 @@ import types
 import pytest
 
 from envgen_warm import runs
-from envgen_warm.caches import _COMPILED, _SERVED, _import_changed_plain
+from envgen_warm.caches import _import_changed_plain
 from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _kill_others, _wait_group
+from envgen_warm.startup import _COMPILED, _RAN, _SERVED
 from envgen_warm.swap import _Decline, _changed_codes, _function_index, _plan_code_swap, _qualname, _ran_before
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
 from envgen_warm.tree import _check_tree_delta, _copy_scratch, _remove_tree, _restore_tree_delta, _save_tree_delta, _tree_state
@@ -411,9 +412,13 @@ class _Collector:
                 except (SyntaxError, ValueError):
                     raise _Decline("%s does not compile" % rel)
                 changed_codes = _changed_codes(old_tree, new_tree)
+                # Functions of a file imported before collection (by a conftest, or by pytest
+                # itself when the server started) may take new code as long as none that
+                # behaves differently has run yet: no run's tracer saw the server's start.
+                ran = _ran_before(changed_codes, _RAN)
+                if ran is not None:
+                    raise _Decline("%s:%s ran when pytest started" % (rel, _qualname(ran)))
                 if self.index == 0:
-                    # Functions of a file a conftest imported may take new code before
-                    # collection as long as none that behaves differently has run yet.
                     ran = _ran_before(changed_codes, self.ran_before)
                     if ran is not None:
                         raise _Decline("%s:%s ran before collection" % (rel, _qualname(ran)))

@@ -6,9 +6,10 @@ import socket
 import sys
 
 from envgen_warm import runs
-from envgen_warm.caches import _install_code_cache, _install_rewrite_cache, _install_statement_cache, _note_startup, _preload
+from envgen_warm.caches import _install_code_cache, _install_rewrite_cache, _install_statement_cache, _preload
 from envgen_warm.checkpoints import _collect, _run_collected, _stop_checkpoints
 from envgen_warm.runs import _kill_others, _run, _scratch_cleanup
+from envgen_warm.startup import _note_startup
 
 
 _LINE_LIMIT = 1 << 20
@@ -43,6 +44,10 @@ def main():
             if answer is not None:
                 answer["precollected"] = True
                 _kill_others()
+            elif (request.get("precollected") or {}).get("scratch") is False:
+                # A file pytest imported when this server started: a run from scratch here
+                # would inherit it unchanged. Only a fresh interpreter runs it as it is now.
+                answer = {"fresh": True, "declined": declined, "precollected": False}
             else:
                 answer = _run(request, root)
                 answer["precollected"] = False

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from envgen_warm.startup import _RAN_LINES, _inside, _module_file
+
 
 def _hooks():
     """envgen's pytest plugin, which hides envgen's profilers from the suite (imported when a
@@ -14,17 +16,6 @@ def _hooks():
     import envgen_pytest
 
     return envgen_pytest
-
-
-def _inside(path, root):
-    if not path or path.startswith("<"):
-        return False
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root + os.sep)
-
-
-def _module_file(module):
-    return getattr(module, "__file__", None) or ""
 
 
 class _SuiteTracer:
@@ -114,8 +105,8 @@ class _SuiteTracer:
                 self.switch(previous)
 
 
-def _lines_by_file(codes, root):
-    files = {}
+def _lines_by_file(codes, root, files=None):
+    files = {} if files is None else {path: set(lines) for path, lines in files.items()}
     for code in codes:
         if _inside(code.co_filename, root):
             rel = os.path.relpath(os.path.realpath(code.co_filename), root).replace(os.sep, "/")
@@ -135,7 +126,8 @@ def _write_analysis(path, tracer, root):
     )
     payload = {
         "modules": modules,
-        "outside": _lines_by_file(tracer.buckets.get(None, ()), root),
+        # What the server's own start ran of the project ran outside every test too.
+        "outside": _lines_by_file(tracer.buckets.get(None, ()), root, _RAN_LINES),
         "coverage": {key: _lines_by_file(codes, root) for key, codes in tracer.buckets.items() if key is not None},
         "spawning": sorted(tracer.spawning),
     }
