@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from envgen_warm.startup import _RAN_LINES, _inside, _module_file
+from envgen_warm.startup import _RAN_LINES, _inside, _module_file, _relative
 
 
 def _hooks():
@@ -109,8 +109,7 @@ def _lines_by_file(codes, root, files=None):
     files = {} if files is None else {path: set(lines) for path, lines in files.items()}
     for code in codes:
         if _inside(code.co_filename, root):
-            rel = os.path.relpath(os.path.realpath(code.co_filename), root).replace(os.sep, "/")
-            files.setdefault(rel, set()).add(code.co_firstlineno)
+            files.setdefault(_relative(code.co_filename, root), set()).add(code.co_firstlineno)
     return {path: sorted(lines) for path, lines in sorted(files.items())}
 
 
