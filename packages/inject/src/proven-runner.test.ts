@@ -26,6 +26,7 @@ describe('createProvenRunner', () => {
       selects.push([...select], [...only]);
       return { ok: true, results: { 'tests/test_b.py::test_b': { outcome: 'passed', duration: 0 } } };
     },
+    openCold: () => Promise.reject(new Error('no cold run expected')),
   });
 
   it('states the bug run from its verdict and a reverted file from a validation, every broken test included (check 7)', async () => {
@@ -44,10 +45,27 @@ describe('createProvenRunner', () => {
     expect(hidden).toEqual({ ok: true, label: 'with the bug and the weakening', seconds: 0, results: { 'tests/test_b.py::test_b': 'passed', 'tests/test_c.py::test_c': 'passed' } });
   });
 
-  it("with a cold runner (a verdict the warm interpreters could not reach), answers the clean and bug runs and leaves every other run to it", async () => {
-    const runs: string[] = [];
-    let closed = false;
+  /** A cold runner that notes the runs it makes and whether it was closed. */
+  function coldRunner() {
+    const made = { opened: 0, runs: [] as string[], closed: false };
     const coldRun = { ok: true as const, label: '', seconds: 2, results: { 'tests/test_a.py::test_a': 'passed' as const } };
+    const open = async () => {
+      made.opened += 1;
+      return {
+        run: async (label: string) => {
+          made.runs.push(label);
+          return { ...coldRun, label };
+        },
+        close: async () => {
+          made.closed = true;
+        },
+      };
+    };
+    return { made, open };
+  }
+
+  it('with coldOnly (a verdict the warm interpreters could not reach), answers the clean and bug runs and leaves every other run to one cold runner', async () => {
+    const { made, open } = coldRunner();
     const cold = createProvenRunner({
       clean,
       bugFiles,
@@ -55,22 +73,43 @@ describe('createProvenRunner', () => {
       weakenedFiles: new Set(['tests/test_a.py']),
       judge: () => Promise.reject(new Error('no warm interpreter')),
       runSelected: () => Promise.reject(new Error('no warm interpreter')),
-      cold: {
-        run: async (label) => {
-          runs.push(label);
-          return { ...coldRun, label };
-        },
-        close: async () => {
-          closed = true;
-        },
-      },
+      openCold: open,
+      coldOnly: true,
     });
     expect(await cold.run('clean repo', [])).toEqual(clean);
     expect(await cold.run('with the bug', bugFiles)).toMatchObject({ ok: true, results: { 'tests/test_a.py::test_a': 'failed' } });
     expect(await cold.run('with the bug and the weakening', [...bugFiles, { path: 'tests/test_a.py', before: 'x\n', after: '\n' }])).toMatchObject({ label: 'with the bug and the weakening', seconds: 2 });
     expect(await cold.run('with the bug but pkg/b.py reverted', bugFiles.slice(0, 1))).toMatchObject({ label: 'with the bug but pkg/b.py reverted', seconds: 2 });
-    expect(runs).toEqual(['with the bug and the weakening', 'with the bug but pkg/b.py reverted']);
+    expect(made.runs).toEqual(['with the bug and the weakening', 'with the bug but pkg/b.py reverted']);
+    expect(made.opened).toBe(1);
     await cold.close();
-    expect(closed).toBe(true);
+    expect(made.closed).toBe(true);
+  });
+
+  it('runs the weakened tree cold when no warm interpreter could (a checkpoint declined the change), never failing the check for it', async () => {
+    const { made, open } = coldRunner();
+    const declining = createProvenRunner({
+      clean,
+      bugFiles,
+      bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: [] },
+      weakenedFiles: new Set(['tests/test_a.py']),
+      judge: async () => ({ kind: 'rejected', reason: 'no-failing-test', detail: 'no test fails' }),
+      runSelected: async () => ({ ok: false, reason: 'pkg/a.py: only a fresh interpreter runs it changed (pkg/a.py:f ran when pytest started)' }),
+      openCold: open,
+    });
+    const weakened = [...bugFiles, { path: 'tests/test_a.py', before: 'x\n', after: '\n' }];
+    expect(await declining.run('with the bug and the weakening', weakened)).toMatchObject({ ok: true, label: 'with the bug and the weakening', seconds: 2 });
+    // Runs a warm interpreter answers stay warm.
+    expect(await declining.run('with the bug but pkg/b.py reverted', bugFiles.slice(0, 1))).toMatchObject({ ok: true, seconds: 0 });
+    expect(made.runs).toEqual(['with the bug and the weakening']);
+    await declining.close();
+    expect(made.closed).toBe(true);
+  });
+
+  it('closes without a cold runner it never opened', async () => {
+    const { made, open } = coldRunner();
+    const unused = createProvenRunner({ clean, bugFiles, bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: [] }, weakenedFiles: new Set(), judge: () => Promise.reject(new Error('unused')), runSelected: () => Promise.reject(new Error('unused')), openCold: open });
+    await unused.close();
+    expect(made).toEqual({ opened: 0, runs: [], closed: false });
   });
 });

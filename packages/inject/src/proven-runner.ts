@@ -20,12 +20,14 @@ export interface ProvenRunnerOptions {
   weakenedFiles: ReadonlySet<string>;
   judge: JudgeFiles;
   runSelected: RunSelected;
+  /** Opens the bundle's own script run cold; called at most once, and closed with the runner. */
+  openCold: () => Promise<BundleRunner>;
   /**
-   * The bundle's own script run cold, for a bug whose verdict the warm interpreters could not
-   * reach (a module pytest imports when it starts): it makes every run but the clean one and
-   * the bug's, which the verdict's own fresh full-suite run already answers. Closed with the runner.
+   * Every run but the clean one and the bug's is cold: for a bug whose verdict the warm
+   * interpreters could not reach (a module pytest imports when it starts), the bug's run
+   * being the verdict's own fresh full-suite run.
    */
-  cold?: BundleRunner;
+  coldOnly?: boolean;
 }
 
 function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolean {
@@ -39,15 +41,19 @@ function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolea
  * a validation of the bug with a file reverted (check 7), and for bug + weakening (check 6,
  * which asks only whether the FAIL_TO_PASS tests pass or are gone) a warm run that collects
  * the test files the weakening edits and those that collect a FAIL_TO_PASS test, and runs
- * the FAIL_TO_PASS tests still there; every other test is stated as with the bug alone.
- * Results are stated for the clean-passing tests, which are all the checks compare. With
- * `cold`, the runs besides the clean and bug runs are that runner's.
+ * the FAIL_TO_PASS tests still there; every other test is stated as with the bug alone, and
+ * where no warm interpreter ran it (a checkpoint declined the change, or the interpreter
+ * failed) the bundle's own script run cold answers instead. Results are stated for the
+ * clean-passing tests, which are all the checks compare. With `coldOnly`, the runs besides
+ * the clean and bug runs are all cold.
  */
 export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
   const cleanPassing = Object.entries(options.clean.results)
     .filter(([, status]) => status === 'passed')
     .map(([id]) => id);
   const bugFailing = new Set(options.bugVerdict.failToPass);
+  let cold: Promise<BundleRunner> | undefined;
+  const runCold = async (label: string, files: readonly PatchedFile[]): Promise<BundleRun> => (await (cold ??= options.openCold())).run(label, files);
   const fromVerdict = (label: string, verdict: Verdict): BundleRun => {
     if (verdict.kind === 'rejected' && verdict.reason !== 'no-failing-test' && verdict.reason !== 'no-passing-test') {
       return { ok: false, label, stage: 'script', reason: `${verdict.reason}: ${verdict.detail}` };
@@ -60,7 +66,7 @@ export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
   const weakened = async (label: string, files: readonly PatchedFile[]): Promise<BundleRun> => {
     const select = [...new Set([...options.weakenedFiles, ...options.bugVerdict.failToPass.map(nodeIdFile)])].sort();
     const run = await options.runSelected(files, select, options.bugVerdict.failToPass);
-    if (!run.ok) return { ok: false, label, stage: 'script', reason: run.reason };
+    if (!run.ok) return runCold(label, files);
     const results: Record<string, BundleTestStatus> = {};
     for (const id of cleanPassing) {
       if (!bugFailing.has(id)) {
@@ -76,12 +82,14 @@ export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
     async run(label, files) {
       if (files.length === 0) return { ...options.clean, label };
       if (sameFiles(files, options.bugFiles)) return fromVerdict(label, options.bugVerdict);
-      if (options.cold !== undefined) return options.cold.run(label, files);
+      if (options.coldOnly === true) return runCold(label, files);
       if (files.some((file) => options.weakenedFiles.has(file.path))) return weakened(label, files);
       return fromVerdict(label, await options.judge(files));
     },
     async close() {
-      await options.cold?.close();
+      // A cold runner that failed to open has nothing to close; its error went to its run.
+      const opened = await cold?.catch(() => undefined);
+      await opened?.close();
     },
   };
 }

@@ -605,11 +605,11 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
   // the run's replay. After a replay that disagreed, every run of every check is cold.
   const reference = outcome.mode === 'reference';
   const replaysHere = reference && !context.replay.claimed;
-  const cold = reference && !context.replay.cold ? await coldRunner(context, prepared, bundle) : undefined;
+  const openCold = () => coldRunner(context, prepared, bundle);
   const runner = context.replay.cold
     ? undefined
     : replaysHere
-      ? cold
+      ? await openCold()
       : createProvenRunner({
           clean,
           bugFiles: files,
@@ -617,7 +617,8 @@ async function proveCandidate(context: ProveContext, candidate: Candidate, files
           weakenedFiles: new Set(weaken.testFiles),
           judge: (changed) => validator.validate({ candidate: { ...candidate, patch: `${candidate.patch}${weaken.diff}` }, files: mutatedFiles(changed) }),
           runSelected: (changed, select, only) => validator.runSelected(mutatedFiles(changed), select, only),
-          ...(cold === undefined ? {} : { cold }),
+          openCold,
+          ...(reference ? { coldOnly: true } : {}),
         });
   const started = performance.now();
   let checks: BundleCheckReport;
