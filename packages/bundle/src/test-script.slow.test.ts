@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectProfile } from '@envgen/repo';
@@ -56,6 +57,30 @@ describe('test_script.sh and test_parser.py', () => {
     } finally {
       await runner.close();
     }
+  });
+
+  it('draw the same Hypothesis examples in every run (seed 0), or those of the seed the project sets', async () => {
+    const property = 'import os\n\nfrom hypothesis import given, strategies as st\n\n\n@given(st.integers())\ndef test_draw(x):\n    with open(os.environ["DRAWN"], "a") as handle:\n        handle.write("%d\\n" % x)\n';
+    const drawn = async (files: Record<string, string>): Promise<string[]> => {
+      const repo = await writeTree({ 'tests/test_draw.py': property, ...files });
+      trees.push(repo);
+      await writeFile(join(repo, 'test_script.sh'), makeTestScript(await detectProfile(repo)));
+      const runs: string[] = [];
+      for (const run of [1, 2]) {
+        const file = join(repo, `drawn-${run}.txt`);
+        execFileSync('bash', ['test_script.sh'], { cwd: repo, env: { ...process.env, DRAWN: file } });
+        runs.push(await readFile(file, 'utf8'));
+      }
+      // A seeded run neither reads nor writes Hypothesis's example database.
+      expect(existsSync(join(repo, '.hypothesis'))).toBe(false);
+      return runs;
+    };
+    const [first, second] = await drawn({});
+    expect(first?.split('\n').length).toBeGreaterThan(50);
+    expect(second).toBe(first);
+    const [own, ownAgain] = await drawn({ 'pytest.ini': '[pytest]\naddopts = --hypothesis-seed=7\n' });
+    expect(ownAgain).toBe(own);
+    expect(own).not.toBe(first);
   });
 
   it('print well under the output allowance per test, so a suite of any size fits its limits', async () => {

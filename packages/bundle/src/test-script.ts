@@ -23,6 +23,12 @@ class EnvgenReporter:
     def __init__(self):
         self.outcomes = {}
 
+    # Hypothesis draws the same examples every run unless the project sets its own seed.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config):
+        if getattr(config.option, "hypothesis_seed", "") is None:
+            config.option.hypothesis_seed = "0"
+
     def pytest_runtest_logreport(self, report):
         if report.when == "call":
             outcome = "failed" if report.failed else "skipped" if report.skipped else "passed"
@@ -59,6 +65,8 @@ sys.exit(pytest.main(sys.argv[1:], plugins=[EnvgenReporter()]))
  * setup, call or teardown is `failed` (errors count as failed), skips and xfails are `skipped`
  * (as in envgen's baseline), an xpass is `passed` (or `failed` when strict), and a file that
  * cannot be collected is reported as `failed` under its own node id (its tests are gone).
+ * Hypothesis runs as with `--hypothesis-seed=0` unless the project sets a seed (as envgen's own
+ * runs do), so a bug only some examples find fails in every run of the script or in none.
  */
 export function makeTestScript(profile: Profile): string {
   const exports = Object.entries({ ...profile.env, PYTHONDONTWRITEBYTECODE: '1' }).map(([name, value]) => {

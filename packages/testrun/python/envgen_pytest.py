@@ -24,6 +24,11 @@ the environment names a results file:
   example its report shows differs, and shrinking runs the test body hundreds of times more
   than a clean pass does, past a limit derived from the clean duration.
 
+Whatever the environment: Hypothesis draws the same examples in every run, as with
+``--hypothesis-seed=0``, unless the project passes a seed of its own (so the verdict, the
+bundle's test_script.sh, which pins the same seed, and any later run agree on a bug only some
+examples find; a seeded run also neither reads nor writes Hypothesis's example database).
+
 Works on Python 3.8-3.13 with the standard library only. PYTEST_DONT_REWRITE: pytest must
 not try to rewrite this module's asserts (a warm server imports it before pytest marks
 ``-p`` plugins for rewriting, and the "already imported" warning that pytest would issue
@@ -792,7 +797,16 @@ def _put_scripts_on_path(config):
         os.environ["PATH"] = directory + os.pathsep + path
 
 
+def _pin_hypothesis_seed(config):
+    """``--hypothesis-seed=0`` where Hypothesis's plugin is loaded and the project set none."""
+    if getattr(config.option, "hypothesis_seed", "") is None:
+        config.option.hypothesis_seed = "0"
+
+
+# First: Hypothesis's plugin reads its seed when it is configured.
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    _pin_hypothesis_seed(config)
     _put_scripts_on_path(config)
     results_path = os.environ.get(_RESULTS_ENV)
     if not results_path or config.pluginmanager.has_plugin(_PLUGIN_NAME):

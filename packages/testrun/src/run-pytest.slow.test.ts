@@ -326,6 +326,45 @@ describe('runPytest in the local sandbox', () => {
     expect(run.coverage?.['tests/test_leak.py::test_d_asks_it']).toEqual({ 'pkg/m.py': [5], 'tests/test_leak.py': [35] });
   });
 
+  describe('a project with Hypothesis property tests (seeded runs)', () => {
+    /** test_seen fails with a digest of every example test_draw drew. */
+    const DRAWS = {
+      'tests/test_draws.py': `import hashlib
+
+from hypothesis import given, strategies as st
+
+SEEN = []
+
+
+@given(st.integers())
+def test_draw(x):
+    SEEN.append(x)
+
+
+def test_seen():
+    assert not SEEN, "drew %d: %s" % (len(SEEN), hashlib.sha1(repr(SEEN).encode()).hexdigest())
+`,
+    };
+    const drawn = async (profile: Profile = fixtureProfile()) => {
+      const run = await runFixture(DRAWS, profile);
+      expect(run.results['tests/test_draws.py::test_draw']?.outcome).toBe('passed');
+      return run.results['tests/test_draws.py::test_seen']?.reason;
+    };
+
+    it('draws the same examples in every run (before, each run drew its own)', async () => {
+      const first = await drawn();
+      expect(first).toMatch(/^AssertionError: drew \d+: [0-9a-f]{40}/);
+      expect(await drawn()).toBe(first);
+    });
+
+    it("keeps the project's own seed", async () => {
+      const own = fixtureProfile({ testArgs: ['tests', '--hypothesis-seed=7'] });
+      const seven = await drawn(own);
+      expect(await drawn(own)).toBe(seven);
+      expect(seven).not.toBe(await drawn());
+    });
+  });
+
   describe("a project that times its tests with pytest-timeout (Debian's python3-pytest-timeout, its signal method)", () => {
     const hanging = (timeout: number) => ({
       'pytest.ini': `[pytest]\ntimeout = ${timeout}\n`,

@@ -223,6 +223,47 @@ describe('the warm server', () => {
   });
 });
 
+/** test_seen fails with a digest of every example test_draw drew. */
+const DRAWS = `import hashlib
+
+from hypothesis import given, strategies as st
+
+SEEN = []
+
+
+@given(st.integers())
+def test_draw(x):
+    SEEN.append(x)
+
+
+def test_seen():
+    assert not SEEN, "drew %d: %s" % (len(SEEN), hashlib.sha1(repr(SEEN).encode()).hexdigest())
+`;
+
+describe('a warm server over Hypothesis property tests', () => {
+  const fixture = serveShapes('test_draws.py', { 'test_draws.py': DRAWS });
+
+  it('draws the examples a fresh pytest draws, from scratch and from a checkpoint (before, each run its own)', async () => {
+    const { provider, profile, root, server } = fixture;
+    const seen = (run: { results: Record<string, { reason?: string }> }) => run.results['test_draws.py::test_seen']?.reason;
+    const target = await openPytestSandbox(provider, { worktree: root });
+    let fresh: string | undefined;
+    try {
+      fresh = seen(await runPytest(target, profile, { timeoutMs: 60_000 }));
+    } finally {
+      await target.close();
+    }
+    expect(fresh).toMatch(/^AssertionError: drew \d+: [0-9a-f]{40}/);
+    expect(seen(await server.run({ timeoutMs: 60_000 }))).toBe(fresh);
+    expect(await server.collect({ checkpoints: ['test_draws.py::test_draw'], timeoutMs: 60_000 })).toMatchObject({ ok: true, checkpoints: ['ok'] });
+    await fixture.mutated(SQUARE, `        size = size + 1\n${SQUARE}`, async () => {
+      const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
+      expect(resumed.checkpoint).toBe(0);
+      expect(seen(resumed)).toBe(fresh);
+    });
+  });
+});
+
 describe('a warm server over tests that leave named pipes and sockets in their temporary directories', () => {
   const PIPES = `import os
 import socket
