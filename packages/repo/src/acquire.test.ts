@@ -111,6 +111,32 @@ describe('acquireRepo: github and git URLs', () => {
   });
 });
 
+describe('acquireRepo: a repository whose tests read data from git submodules (tomlkit: tests/toml-test)', () => {
+  const base = join(root, 'github-submodules');
+  const home = join(root, 'home-submodules');
+
+  it('names the submodules it does not check out, whose directories stay empty', async () => {
+    const data = join(root, 'toml-test');
+    writeTree(data, { 'tests/valid/bool.toml': 'a = true\n' });
+    git(data, 'init', '--quiet', '--initial-branch=main');
+    git(data, 'add', '.');
+    git(data, 'commit', '--quiet', '-m', 'data');
+    const work = join(root, 'work-submodules');
+    writeTree(work, { 'pkg/__init__.py': 'VALUE = 1\n', 'tests/test_pkg.py': 'def test_v(): pass\n' });
+    git(work, 'init', '--quiet', '--initial-branch=main');
+    git(work, '-c', 'protocol.file.allow=always', 'submodule', 'add', '--quiet', data, 'tests/toml-test');
+    git(work, 'add', '.');
+    git(work, 'commit', '--quiet', '-m', 'one');
+    git(root, 'clone', '--quiet', '--bare', work, join(base, 'acme', 'toml.git'));
+    const repo = await acquireRepo(parseRepoSpec('acme/toml'), { home, githubBaseUrl: `file://${base}` });
+    expect(repo.notes).toEqual(['its git submodule(s) tests/toml-test are not checked out (envgen checks out the repository alone): tests that read files from them fail or do not collect']);
+    const worktree = await createWorktree(repo, { home });
+    expect(existsSync(join(worktree.path, 'tests', 'toml-test', 'tests'))).toBe(false);
+    await worktree.remove();
+    expect((await acquireRepo(parseRepoSpec(work), { home })).notes).toEqual(repo.notes);
+  });
+});
+
 describe('acquireRepo: local directories', () => {
   const home = join(root, 'home-local');
 

@@ -4,7 +4,7 @@ import { EnvgenError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { acquireDebianSource } from './debian.js';
 import type { DebianOptions } from './debian.js';
-import { openGit, resolveCommit, runGitTask } from './git.js';
+import { openGit, resolveCommit, runGit, runGitTask } from './git.js';
 import { mirrorPathForTree, mirrorPathForUrl, nameGitUrl, sanitizeSegment } from './mirror-path.js';
 import { snapshotTree } from './snapshot.js';
 import type { RepoSpec, ResolvedRepo } from './types.js';
@@ -85,6 +85,22 @@ async function resolveFromMirror(url: string, mirror: string, ref: string | null
   return commit;
 }
 
+/**
+ * A note naming the git submodules of `commit` (gitlinks, mode 160000), if any: envgen checks
+ * out the repository alone, so their directories stay empty, and tests that read files from
+ * them (test data kept in another repository, as toml-test or JSON-Schema-Test-Suite) fail or
+ * do not collect.
+ */
+async function submoduleNotes(gitDir: string, commit: string): Promise<string[]> {
+  const listing = await runGit(['ls-tree', '-r', '-z', '--full-tree', commit], { cwd: gitDir });
+  const paths = listing
+    .split('\0')
+    .filter((entry) => entry.startsWith('160000 '))
+    .map((entry) => entry.slice(entry.indexOf('\t') + 1));
+  if (paths.length === 0) return [];
+  return [`its git submodule(s) ${paths.join(', ')} are not checked out (envgen checks out the repository alone): tests that read files from them fail or do not collect`];
+}
+
 async function acquireLocal(spec: Extract<RepoSpec, { kind: 'local' }>, options: AcquireRepoOptions): Promise<ResolvedRepo> {
   const base = { spec, owner: 'local', name: sanitizeSegment(basename(spec.path)), aptPackages: [] };
   if (await exists(join(spec.path, '.git'))) {
@@ -96,7 +112,7 @@ async function acquireLocal(spec: Extract<RepoSpec, { kind: 'local' }>, options:
     // GIT_OPTIONAL_LOCKS=0: `status` must not refresh (write) the user's index.
     const status = await runGitTask('status', openGit({ cwd: spec.path, env: { GIT_OPTIONAL_LOCKS: '0' } }).raw(['status', '--porcelain']));
     const changed = status.split('\n').filter((line) => line.trim() !== '').length;
-    const notes = changed ? [`${changed} uncommitted change(s) in ${spec.path} are ignored; using HEAD ${commit.slice(0, 8)}`] : [];
+    const notes = [...(changed ? [`${changed} uncommitted change(s) in ${spec.path} are ignored; using HEAD ${commit.slice(0, 8)}`] : []), ...(await submoduleNotes(gitDir, commit))];
     return { ...base, commit, mirror: spec.path, notes };
   }
   const mirror = mirrorPathForTree(options.home, spec.path);
@@ -122,13 +138,13 @@ export async function acquireRepo(spec: RepoSpec, options: AcquireRepoOptions): 
       const mirror = mirrorPathForUrl(options.home, url);
       const hint = `Check that ${spec.owner}/${spec.name} exists at the GitHub base URL ${base} (set ENVGEN_GITHUB_URL to use another host or mirror) and that the network is up.`;
       const commit = await resolveFromMirror(url, mirror, spec.ref, `${spec.owner}/${spec.name}`, hint, options);
-      return { spec, owner: spec.owner, name: spec.name, commit, mirror, aptPackages: [], notes: [] };
+      return { spec, owner: spec.owner, name: spec.name, commit, mirror, aptPackages: [], notes: await submoduleNotes(mirror, commit) };
     }
     case 'git': {
       const mirror = mirrorPathForUrl(options.home, spec.url);
       const hint = `Check the URL ${spec.url}, your access to it, and that the network is up.`;
       const commit = await resolveFromMirror(spec.url, mirror, spec.ref, spec.url, hint, options);
-      return { spec, ...nameGitUrl(spec.url), commit, mirror, aptPackages: [], notes: [] };
+      return { spec, ...nameGitUrl(spec.url), commit, mirror, aptPackages: [], notes: await submoduleNotes(mirror, commit) };
     }
     case 'local':
       return acquireLocal(spec, options);
