@@ -88,6 +88,21 @@ describe('envgen env on edge-case repos', () => {
     expect((error as Error).message).toMatch(/profile/);
   });
 
+  it('stops an inject where no test passes on the clean tree, saying why (test files that read data from an absent submodule)', async () => {
+    const repo = writeFixtureRepo({
+      'calc.py': LIB,
+      // As tomlkit's: each test module's collection lists the cases the submodule holds.
+      'tests/conftest.py': 'import os\n\n\ndef pytest_generate_tests(metafunc):\n    os.listdir(os.path.join(os.path.dirname(__file__), "toml-test", "tests"))\n',
+      'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n',
+    });
+    const error = await runInject({ repo, count: 4, seed: 1, combine: 0, tasks: null }, settingsFor(), silentLogger, quiet).catch((caught: unknown) => caught);
+    // Before, inject tried nothing and exited 0 with an empty table.
+    expect(isEnvgenError(error, 'no-python-tests')).toBe(true);
+    expect((error as Error).message).toContain('envgen cannot use local/project: no test passed stably on its clean tree');
+    expect((error as Error).message).toContain("toml-test/tests'");
+    expect((error as Error).message).toContain('`envgen env` with the same --repo');
+  });
+
   it('reports a collection error as such, next to the tests that ran', async () => {
     const repo = writeFixtureRepo({
       'calc.py': LIB,

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ERROR_CODES, EnvgenError } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import type { Settings } from '@envgen/config';
 import { extractEntities } from '@envgen/python';
@@ -19,6 +20,7 @@ import { buildBaseline, countCoverage, groupFailures, summarizeResults } from '@
 import type { Baseline, CollectionError, FailureGroup, ResultSummary } from '@envgen/testrun';
 import { findMissingPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
+import { stablePassing } from '@envgen/validate';
 import type { Progress } from './progress.js';
 
 /** Options of `envgen env`. */
@@ -167,7 +169,19 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
     onProgress: (step) => progress.phase(step.message),
   });
   const { owner, name, commit } = checkout.repo;
+  if (stablePassing(baseline).length === 0) throw unusableRepo(checkout.repo, baseline, settings);
   return { repo: { owner, name, commit }, worktree: checkout.worktree.path, profile, baseline, sandboxProvider: checkout.provider };
+}
+
+/** Why no bug can be proved in a repo none of whose tests passed (stably) on its clean tree, and where to look. */
+function unusableRepo(repo: ResolvedRepo, baseline: Baseline, settings: Settings): EnvgenError {
+  const [first] = baseline.collectionErrors;
+  const collection = first === undefined ? '' : ` (${baseline.collectionErrors.length} test file(s) did not collect; ${first.nodeid}: ${first.message.split('\n')[0] ?? ''})`;
+  const notes = repo.notes.map((note) => `; ${note}`).join('');
+  return new EnvgenError(
+    ERROR_CODES.noPythonTests,
+    `envgen cannot use ${repo.owner}/${repo.name}: no test passed stably on its clean tree in the ${settings.sandbox} sandbox, so no bug can be proved${collection}${notes}. \`envgen env\` with the same --repo shows each test's outcome and what the machine lacks.`,
+  );
 }
 
 /**
