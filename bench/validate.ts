@@ -26,6 +26,19 @@ const repos = process.argv.length > 4 ? process.argv.slice(4) : ['debian:toolz',
 const seed = 7;
 const concurrency = availableParallelism();
 
+/** How two verdicts differ: their kinds or reasons, or the FAIL_TO_PASS and PASS_TO_PASS tests only one of them has. */
+function verdictDifference(fast: Verdict, reference: Verdict): string {
+  if (fast.kind !== 'instance' || reference.kind !== 'instance') {
+    const show = (verdict: Verdict) => (verdict.kind === 'instance' ? `instance of ${verdict.failToPass.length} failing` : `${verdict.reason}: ${verdict.detail.slice(0, 200)}`);
+    return `fast ${show(fast)} vs reference ${show(reference)}`;
+  }
+  const only = (a: readonly string[], b: readonly string[]) => a.filter((id) => !b.includes(id)).join(', ') || 'none';
+  return (
+    `FAIL_TO_PASS only fast: ${only(fast.failToPass, reference.failToPass)}; only reference: ${only(reference.failToPass, fast.failToPass)}; ` +
+    `PASS_TO_PASS only fast: ${only(fast.passToPass, reference.passToPass)}; only reference: ${only(reference.passToPass, fast.passToPass)}`
+  );
+}
+
 async function runFast(project: CorpusProject, inputs: readonly ValidationInput[]): Promise<{ seconds: number; outcomes: ValidationOutcome[] }> {
   const started = performance.now();
   const validator = await createValidator({
@@ -97,7 +110,7 @@ for (const spec of repos) {
       for (const [phase, seconds] of Object.entries(outcome.phases)) mode.phases[phase] = (mode.phases[phase] ?? 0) + seconds;
       byMode.set(modeName, mode);
       if (!sameVerdict(outcome.verdict, last.verdicts[index] as Verdict)) {
-        console.log(`  DISAGREE ${input.candidate.description}: fast ${JSON.stringify(outcome.verdict).slice(0, 200)} (${outcome.why}) vs reference ${JSON.stringify(last.verdicts[index]).slice(0, 200)}`);
+        console.log(`  DISAGREE ${input.candidate.description} (${outcome.why}): ${verdictDifference(outcome.verdict, last.verdicts[index] as Verdict)}`);
       }
     });
     console.log(formatTable(
