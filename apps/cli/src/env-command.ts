@@ -68,7 +68,7 @@ export async function resolveProfile(worktree: string, repo: ResolvedRepo, setti
   if (fromConfig) {
     overrides.push(validateProfileOverrides(fromConfig, `${settings.configFile ?? 'config'} profiles["${repo.owner}/${repo.name}"]`));
   }
-  return detectProfile(worktree, { aptPackages: repo.aptPackages, overrides });
+  return detectProfile(worktree, { aptPackages: repo.aptPackages, overrides, submodulePaths: repo.submodules.map((submodule) => submodule.path) });
 }
 
 async function countEntities(worktree: string, files: readonly string[]): Promise<EnvReport['entities']> {

@@ -49,6 +49,7 @@ export function createGrowServices(settings: Settings, logger: Logger, env: Reco
       repo: instance.repo,
       commit: instance.base_commit,
       sourceGitDir: repo.mirror,
+      submodules: repo.submodules,
       instanceId: instance.instance_id,
       patch: instance.patch,
     });

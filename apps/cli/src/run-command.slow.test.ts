@@ -61,7 +61,7 @@ async function makeHome(): Promise<{ home: string; tasks: Task[] }> {
         created_at: '2025-01-01T00:00:00.000Z',
       };
       pool.addInstance(instance, { 'bug_inject.diff': patch, 'test_weaken.diff': '', 'test_files.txt': 'tests/test_shop.py\n', 'test_script.sh': 'true\n', 'test_parser.py': 'print("{}")\n' });
-      const environment = await buildInstanceEnvironment({ home, repo: instance.repo, commit, sourceGitDir: join(repoDir, '.git'), instanceId: instance.instance_id, patch });
+      const environment = await buildInstanceEnvironment({ home, repo: instance.repo, commit, sourceGitDir: join(repoDir, '.git'), submodules: [], instanceId: instance.instance_id, patch });
       const task: Task = {
         instance_id: instance.instance_id,
         file_changes: [{ file: bug.file, changes: { edited_entities: [`${bug.file}:${bug.entity}`], edited_modules: [`${bug.file}:${bug.module}`], added_entities: [], added_modules: [] } }],

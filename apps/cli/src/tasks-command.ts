@@ -91,6 +91,7 @@ export async function buildRepoTasks(
       name: repo.name,
       commit: repo.commit,
       mirror: repo.mirror,
+      submodules: repo.submodules,
       worktree: checkout.worktree,
       profile: checkout.profile,
       ...(limits === undefined ? {} : { limits }),

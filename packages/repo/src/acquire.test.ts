@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isEnvgenError } from '@envgen/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireRepo } from './acquire.js';
+import { acquireRepo, submoduleUrl } from './acquire.js';
 import { directoryState, git } from './git-test-helpers.fixture.js';
 import { parseRepoSpec } from './spec.js';
 import { createWorktree } from './worktree.js';
@@ -115,25 +115,96 @@ describe('acquireRepo: a repository whose tests read data from git submodules (t
   const base = join(root, 'github-submodules');
   const home = join(root, 'home-submodules');
 
-  it('names the submodules it does not check out, whose directories stay empty', async () => {
-    const data = join(root, 'toml-test');
-    writeTree(data, { 'tests/valid/bool.toml': 'a = true\n' });
+  /** A one-commit repo of data files, served bare at `<base>/<owner>/<name>.git`; its commit. */
+  function dataRepo(owner: string, name: string, files: Record<string, string>): string {
+    const dir = join(root, `data-${name}`);
+    writeTree(dir, files);
+    git(dir, 'init', '--quiet', '--initial-branch=main');
+    git(dir, 'add', '.');
+    git(dir, 'commit', '--quiet', '-m', 'data');
+    git(root, 'clone', '--quiet', '--bare', dir, join(base, owner, `${name}.git`));
+    return git(dir, 'rev-parse', 'HEAD');
+  }
+
+  it('fetches them through the GitHub base, relative URLs as git resolves them, and writes their files into every checkout', async () => {
+    const tomlTest = dataRepo('toml-lang', 'toml-test', { 'tests/valid/bool.toml': 'a = true\n' });
+    const cases = dataRepo('acme', 'cases', { 'one.json': '{}\n' });
+    const work = join(root, 'work-submodules');
+    writeTree(work, {
+      'pkg/__init__.py': 'VALUE = 1\n',
+      'tests/test_pkg.py': 'def test_v(): pass\n',
+      '.gitmodules': [
+        '[submodule "toml-test"]',
+        '\tpath = tests/toml-test',
+        '\turl = https://github.com/toml-lang/toml-test.git',
+        '[submodule "cases"]',
+        '\tpath = tests/cases',
+        '\turl = ../cases.git',
+        '[submodule "gone"]',
+        '\tpath = vendor/gone',
+        '\turl = https://example.invalid/gone.git',
+        '',
+      ].join('\n'),
+    });
+    git(work, 'init', '--quiet', '--initial-branch=main');
+    git(work, 'add', '.');
+    git(work, 'update-index', '--add', '--cacheinfo', `160000,${tomlTest},tests/toml-test`);
+    git(work, 'update-index', '--add', '--cacheinfo', `160000,${cases},tests/cases`);
+    git(work, 'update-index', '--add', '--cacheinfo', `160000,${'1'.repeat(40)},vendor/gone`);
+    git(work, 'commit', '--quiet', '-m', 'one');
+    git(root, 'clone', '--quiet', '--bare', work, join(base, 'acme', 'toml.git'));
+
+    const repo = await acquireRepo(parseRepoSpec('acme/toml'), { home, githubBaseUrl: `file://${base}` });
+    expect(repo.submodules.map(({ path, commit }) => ({ path, commit }))).toEqual([
+      { path: 'tests/toml-test', commit: tomlTest },
+      { path: 'tests/cases', commit: cases },
+    ]);
+    expect(repo.notes).toHaveLength(1);
+    expect(repo.notes[0]).toMatch(/^its git submodule vendor\/gone \(https:\/\/example\.invalid\/gone\.git at 11111111\) could not be fetched \(.*\): its directory stays empty/);
+    const worktree = await createWorktree(repo, { home });
+    expect(readFileSync(join(worktree.path, 'tests', 'toml-test', 'tests', 'valid', 'bool.toml'), 'utf8')).toBe('a = true\n');
+    expect(readFileSync(join(worktree.path, 'tests', 'cases', 'one.json'), 'utf8')).toBe('{}\n');
+    // The checkout's git sees the gitlinks only: the files are in no status and no diff.
+    expect(git(worktree.path, 'status', '--porcelain')).toBe('');
+    await worktree.remove();
+    for (const submodule of repo.submodules) expect(submodule.mirror.startsWith(join(home, 'mirrors'))).toBe(true);
+  });
+
+  it("uses a local repo's own initialized submodules", async () => {
+    const data = join(root, 'data-local');
+    writeTree(data, { 'cases/a.txt': 'a\n' });
     git(data, 'init', '--quiet', '--initial-branch=main');
     git(data, 'add', '.');
     git(data, 'commit', '--quiet', '-m', 'data');
-    const work = join(root, 'work-submodules');
-    writeTree(work, { 'pkg/__init__.py': 'VALUE = 1\n', 'tests/test_pkg.py': 'def test_v(): pass\n' });
+    const work = join(root, 'work-local-submodules');
+    writeTree(work, { 'pkg/__init__.py': 'VALUE = 1\n' });
     git(work, 'init', '--quiet', '--initial-branch=main');
-    git(work, '-c', 'protocol.file.allow=always', 'submodule', 'add', '--quiet', data, 'tests/toml-test');
+    git(work, '-c', 'protocol.file.allow=always', 'submodule', 'add', '--quiet', data, 'tests/data');
     git(work, 'add', '.');
     git(work, 'commit', '--quiet', '-m', 'one');
-    git(root, 'clone', '--quiet', '--bare', work, join(base, 'acme', 'toml.git'));
-    const repo = await acquireRepo(parseRepoSpec('acme/toml'), { home, githubBaseUrl: `file://${base}` });
-    expect(repo.notes).toEqual(['its git submodule(s) tests/toml-test are not checked out (envgen checks out the repository alone): tests that read files from them fail or do not collect']);
-    const worktree = await createWorktree(repo, { home });
-    expect(existsSync(join(worktree.path, 'tests', 'toml-test', 'tests'))).toBe(false);
+    rmSync(data, { recursive: true });
+
+    const localHome = join(root, 'home-local-submodules');
+    const repo = await acquireRepo(parseRepoSpec(work), { home: localHome });
+    expect(repo.notes).toEqual([]);
+    expect(repo.submodules).toEqual([{ path: 'tests/data', commit: git(join(work, 'tests', 'data'), 'rev-parse', 'HEAD'), mirror: join(work, '.git', 'modules', 'tests/data') }]);
+    const worktree = await createWorktree(repo, { home: localHome });
+    expect(readFileSync(join(worktree.path, 'tests', 'data', 'cases', 'a.txt'), 'utf8')).toBe('a\n');
     await worktree.remove();
-    expect((await acquireRepo(parseRepoSpec(work), { home })).notes).toEqual(repo.notes);
+  });
+});
+
+describe('submoduleUrl', () => {
+  it.each([
+    ['../cases.git', 'https://github.com/acme/toml.git', 'https://github.com', 'https://github.com/acme/cases.git'],
+    ['../../other/x', 'file:///srv/git/acme/toml.git', 'file:///srv/git', 'file:///srv/git/other/x'],
+    ['./sub', 'https://github.com/acme/toml.git', 'https://github.com', 'https://github.com/acme/toml.git/sub'],
+    ['../data', '/home/me/project', 'https://github.com', '/home/me/data'],
+    ['https://github.com/toml-lang/toml-test', 'x', 'file:///srv/git/', 'file:///srv/git/toml-lang/toml-test.git'],
+    ['git@github.com:html5lib/html5lib-tests.git', 'x', 'file:///srv/git', 'file:///srv/git/html5lib/html5lib-tests.git'],
+    ['https://gitlab.com/acme/data.git', 'x', 'file:///srv/git', 'https://gitlab.com/acme/data.git'],
+  ])('%s of %s (GitHub base %s) is %s', (url, parent, githubBase, expected) => {
+    expect(submoduleUrl(url, parent, githubBase)).toBe(expected);
   });
 });
 

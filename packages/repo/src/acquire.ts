@@ -1,5 +1,5 @@
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { EnvgenError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { acquireDebianSource } from './debian.js';
@@ -7,7 +7,7 @@ import type { DebianOptions } from './debian.js';
 import { openGit, resolveCommit, runGit, runGitTask } from './git.js';
 import { mirrorPathForTree, mirrorPathForUrl, nameGitUrl, sanitizeSegment } from './mirror-path.js';
 import { snapshotTree } from './snapshot.js';
-import type { RepoSpec, ResolvedRepo } from './types.js';
+import type { RepoSpec, ResolvedRepo, Submodule } from './types.js';
 
 /** The default GitHub base URL; `ENVGEN_GITHUB_URL` (read by the config layer) replaces it. */
 export const DEFAULT_GITHUB_BASE_URL = 'https://github.com';
@@ -85,20 +85,75 @@ async function resolveFromMirror(url: string, mirror: string, ref: string | null
   return commit;
 }
 
+/** Where a submodule's URL points once github.com is read as the configured GitHub base. */
+export function submoduleUrl(url: string, parentUrl: string, githubBaseUrl: string): string {
+  if (url.startsWith('./') || url.startsWith('../')) {
+    // Git's rule: relative to the superproject's own URL (`../x` is its sibling).
+    const scheme = /^([a-z+]+:\/\/[^/]*)(.*)$/.exec(parentUrl);
+    const [prefix, path] = scheme ? [scheme[1] ?? '', scheme[2] ?? ''] : ['', parentUrl];
+    return `${prefix}${posix.join(path.replace(/\/+$/, ''), url)}`;
+  }
+  const github = /^(?:(?:https?|git|ssh):\/\/(?:[^@/]+@)?github\.com\/|git@github\.com:)([^/]+)\/([^/]+?)(?:\.git)?\/?$/.exec(url);
+  if (github) return `${githubBaseUrl.replace(/\/+$/, '')}/${github[1]}/${github[2]}.git`;
+  return url;
+}
+
+/** The submodules `.gitmodules` declares at `commit` whose paths are gitlinks there, with their URLs as written. */
+async function declaredSubmodules(gitDir: string, commit: string): Promise<Array<{ name: string; path: string; commit: string; url: string }>> {
+  const hasFile = await runGit(['cat-file', '-e', `${commit}:.gitmodules`], { cwd: gitDir }).then(
+    () => true,
+    () => false,
+  );
+  if (!hasFile) return [];
+  const listing = await runGit(['config', '--blob', `${commit}:.gitmodules`, '--null', '--list'], { cwd: gitDir }).catch(() => '');
+  const declared = new Map<string, { path?: string; url?: string }>();
+  for (const entry of listing.split('\0')) {
+    const match = /^submodule\.(.+)\.(path|url)\n([^]*)$/.exec(entry);
+    if (!match) continue;
+    const [, name = '', key, value = ''] = match;
+    declared.set(name, { ...declared.get(name), [key === 'path' ? 'path' : 'url']: value });
+  }
+  const submodules: Array<{ name: string; path: string; commit: string; url: string }> = [];
+  for (const [name, { path, url }] of declared) {
+    if (path === undefined || url === undefined) continue;
+    // The tree's own entry: its path is one git accepted, and only a gitlink is a submodule.
+    const entry = (await runGit(['ls-tree', '-z', '--full-tree', commit, '--', path], { cwd: gitDir })).split('\0')[0] ?? '';
+    const gitlink = /^160000 commit ([0-9a-f]{40})\t(.+)$/.exec(entry);
+    if (gitlink) submodules.push({ name, path: gitlink[2] ?? path, commit: gitlink[1] ?? '', url });
+  }
+  return submodules;
+}
+
 /**
- * A note naming the git submodules of `commit` (gitlinks, mode 160000), if any: envgen checks
- * out the repository alone, so their directories stay empty, and tests that read files from
- * them (test data kept in another repository, as toml-test or JSON-Schema-Test-Suite) fail or
- * do not collect.
+ * Fetches the git submodules of `commit` (one level, the gitlinks `.gitmodules` declares) into
+ * mirrors of their own, so every checkout has their files: test data kept in another repository
+ * (toml-test, html5lib-tests, css-parsing-tests) that the suite reads. URLs on github.com go to
+ * the configured GitHub base, relative ones are resolved against `parentUrl` as git does; a local
+ * repo's own initialized copy (`.git/modules/<name>`) is used first. One that cannot be fetched
+ * is a note, not an error: the suite then runs as in a checkout without it.
  */
-async function submoduleNotes(gitDir: string, commit: string): Promise<string[]> {
-  const listing = await runGit(['ls-tree', '-r', '-z', '--full-tree', commit], { cwd: gitDir });
-  const paths = listing
-    .split('\0')
-    .filter((entry) => entry.startsWith('160000 '))
-    .map((entry) => entry.slice(entry.indexOf('\t') + 1));
-  if (paths.length === 0) return [];
-  return [`its git submodule(s) ${paths.join(', ')} are not checked out (envgen checks out the repository alone): tests that read files from them fail or do not collect`];
+async function fetchSubmodules(gitDir: string, commit: string, parentUrl: string, options: AcquireRepoOptions): Promise<{ submodules: Submodule[]; notes: string[] }> {
+  const submodules: Submodule[] = [];
+  const notes: string[] = [];
+  const base = options.githubBaseUrl ?? DEFAULT_GITHUB_BASE_URL;
+  for (const declared of await declaredSubmodules(gitDir, commit)) {
+    const own = join(gitDir, 'modules', declared.name);
+    if ((await exists(own)) && (await resolveCommit(own, declared.commit)) !== null) {
+      submodules.push({ path: declared.path, commit: declared.commit, mirror: own });
+      continue;
+    }
+    const url = submoduleUrl(declared.url, parentUrl, base);
+    try {
+      const hint = `Check that ${url} is reachable (github.com URLs are read from ENVGEN_GITHUB_URL, like the repo).`;
+      const mirror = mirrorPathForUrl(options.home, url);
+      await resolveFromMirror(url, mirror, declared.commit, url, hint, options);
+      submodules.push({ path: declared.path, commit: declared.commit, mirror });
+    } catch (error) {
+      const why = error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error);
+      notes.push(`its git submodule ${declared.path} (${url} at ${declared.commit.slice(0, 8)}) could not be fetched (${why}): its directory stays empty, and tests that read files from it fail or do not collect`);
+    }
+  }
+  return { submodules, notes };
 }
 
 async function acquireLocal(spec: Extract<RepoSpec, { kind: 'local' }>, options: AcquireRepoOptions): Promise<ResolvedRepo> {
@@ -112,12 +167,15 @@ async function acquireLocal(spec: Extract<RepoSpec, { kind: 'local' }>, options:
     // GIT_OPTIONAL_LOCKS=0: `status` must not refresh (write) the user's index.
     const status = await runGitTask('status', openGit({ cwd: spec.path, env: { GIT_OPTIONAL_LOCKS: '0' } }).raw(['status', '--porcelain']));
     const changed = status.split('\n').filter((line) => line.trim() !== '').length;
-    const notes = [...(changed ? [`${changed} uncommitted change(s) in ${spec.path} are ignored; using HEAD ${commit.slice(0, 8)}`] : []), ...(await submoduleNotes(gitDir, commit))];
-    return { ...base, commit, mirror: spec.path, notes };
+    // Git resolves relative submodule URLs against the default remote, or the repo itself without one.
+    const origin = (await runGit(['config', '--get', 'remote.origin.url'], { cwd: spec.path }).catch(() => '')).trim();
+    const { submodules, notes: fetchNotes } = await fetchSubmodules(gitDir, commit, origin || spec.path, options);
+    const notes = [...(changed ? [`${changed} uncommitted change(s) in ${spec.path} are ignored; using HEAD ${commit.slice(0, 8)}`] : []), ...fetchNotes];
+    return { ...base, commit, mirror: spec.path, submodules, notes };
   }
   const mirror = mirrorPathForTree(options.home, spec.path);
   const commit = await snapshotTree(spec.path, mirror, { message: 'envgen snapshot of a plain tree', refs: ['refs/heads/main'] });
-  return { ...base, commit, mirror, notes: [`${spec.path} is not a git repo root; snapshotted as commit ${commit.slice(0, 8)}`] };
+  return { ...base, commit, mirror, submodules: [], notes: [`${spec.path} is not a git repo root; snapshotted as commit ${commit.slice(0, 8)}`] };
 }
 
 /**
@@ -138,13 +196,15 @@ export async function acquireRepo(spec: RepoSpec, options: AcquireRepoOptions): 
       const mirror = mirrorPathForUrl(options.home, url);
       const hint = `Check that ${spec.owner}/${spec.name} exists at the GitHub base URL ${base} (set ENVGEN_GITHUB_URL to use another host or mirror) and that the network is up.`;
       const commit = await resolveFromMirror(url, mirror, spec.ref, `${spec.owner}/${spec.name}`, hint, options);
-      return { spec, owner: spec.owner, name: spec.name, commit, mirror, aptPackages: [], notes: await submoduleNotes(mirror, commit) };
+      const { submodules, notes } = await fetchSubmodules(mirror, commit, url, options);
+      return { spec, owner: spec.owner, name: spec.name, commit, mirror, aptPackages: [], submodules, notes };
     }
     case 'git': {
       const mirror = mirrorPathForUrl(options.home, spec.url);
       const hint = `Check the URL ${spec.url}, your access to it, and that the network is up.`;
       const commit = await resolveFromMirror(spec.url, mirror, spec.ref, spec.url, hint, options);
-      return { spec, ...nameGitUrl(spec.url), commit, mirror, aptPackages: [], notes: await submoduleNotes(mirror, commit) };
+      const { submodules, notes } = await fetchSubmodules(mirror, commit, spec.url, options);
+      return { spec, ...nameGitUrl(spec.url), commit, mirror, aptPackages: [], submodules, notes };
     }
     case 'local':
       return acquireLocal(spec, options);

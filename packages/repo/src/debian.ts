@@ -193,7 +193,7 @@ export async function acquireDebianSource(spec: Extract<RepoSpec, { kind: 'debia
   const known = await lookupSourceRecord(spec, indexPaths, options.home, maxAgeMs);
   const knownCommit = known === null ? null : await resolveCommit(mirror, tagForVersion(known.version));
   if (known !== null && knownCommit !== null) {
-    return { spec, owner: 'debian', name: spec.source, mirror, aptPackages: known.aptPackages, commit: knownCommit, notes };
+    return { spec, owner: 'debian', name: spec.source, mirror, aptPackages: known.aptPackages, commit: knownCommit, submodules: [], notes };
   }
 
   const candidates: SourceCandidate[] = [];
@@ -232,7 +232,7 @@ export async function acquireDebianSource(spec: Extract<RepoSpec, { kind: 'debia
   }
 
   const tag = tagForVersion(chosen.version);
-  const base = { spec, owner: 'debian', name: spec.source, mirror, aptPackages: selectTestPackages(chosen.stanza) };
+  const base = { spec, owner: 'debian', name: spec.source, mirror, aptPackages: selectTestPackages(chosen.stanza), submodules: [] };
   const cached = await resolveCommit(mirror, tag);
   if (cached !== null) return { ...base, commit: cached, notes };
 

@@ -145,6 +145,8 @@ export interface DetectProfileOptions {
   aptPackages?: string[];
   /** Profile files applied over detection, in order (see `loadProfileOverrides`). */
   overrides?: ProfileOverride[];
+  /** Directories of the repo's git submodules: another project's files, neither its sources nor its tests. */
+  submodulePaths?: string[];
 }
 
 /** What {@link deriveProfile} reads: the tree's files and its pytest config files. */
@@ -428,13 +430,13 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   return profile;
 }
 
-async function listFiles(root: string, rel = ''): Promise<string[]> {
+async function listFiles(root: string, skipped: ReadonlySet<string>, rel = ''): Promise<string[]> {
   const files: string[] = [];
   const entries = await readdir(join(root, rel), { withFileTypes: true });
   for (const entry of entries) {
     const path = rel ? `${rel}/${entry.name}` : entry.name;
     if (entry.isDirectory()) {
-      if (!isSkippedDir(path)) files.push(...(await listFiles(root, path)));
+      if (!isSkippedDir(path) && !skipped.has(path)) files.push(...(await listFiles(root, skipped, path)));
     } else if (entry.isFile()) {
       files.push(path);
     }
@@ -456,7 +458,7 @@ function mergeDeclared(a: DeclaredDependencies | null, b: DeclaredDependencies |
  * @throws EnvgenError `no-python-tests` when the tree has no Python test module.
  */
 export async function detectProfile(worktreePath: string, options: DetectProfileOptions = {}): Promise<Profile> {
-  const files = await listFiles(worktreePath);
+  const files = await listFiles(worktreePath, new Set(options.submodulePaths));
   const readConfigs = async (dir: string): Promise<ConfigFile[]> => {
     const configs: ConfigFile[] = [];
     for (const name of CONFIG_FILE_NAMES) {

@@ -23,8 +23,25 @@ export interface ResolvedRepo {
   mirror: string;
   /** Debian packages the repo's tests need (from Build-Depends), empty for other kinds. */
   aptPackages: string[];
+  /** The commit's git submodules envgen fetched; every checkout has their files (see {@link Submodule}). */
+  submodules: Submodule[];
   /** Human notes gathered while acquiring (e.g. "uncommitted changes ignored"). */
   notes: string[];
+}
+
+/**
+ * A git submodule of a repo's commit (a gitlink `.gitmodules` declares), fetched into a git
+ * directory of its own. Its files are written into every checkout of the repo, where the
+ * repo's own git sees the gitlink and nothing else: they are in no diff, and envgen injects no
+ * bug into them (they are another project's).
+ */
+export interface Submodule {
+  /** Repo-relative directory. */
+  path: string;
+  /** The commit the repo's gitlink pins. */
+  commit: string;
+  /** A git directory holding that commit (a mirror under `<home>/mirrors`, or a local repo's `.git/modules/<name>`); never modified. */
+  mirror: string;
 }
 
 /** A job's own checkout of a resolved repo at its commit. */

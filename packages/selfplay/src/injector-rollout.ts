@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { argumentsRecord, runEpisode } from '@envgen/agent';
@@ -38,14 +38,22 @@ const NUDGE = 'You did not call a tool. Continue with terminal or str_replace_ed
 
 /**
  * A fresh clone of the clean checkout, history included, at `commit`, with no remote and no
- * hooks: the injector may read `git log` and revert old commits in it. Git runs on the host
+ * hooks: the injector may read `git log` and revert old commits in it. The files of the
+ * checkout's submodules (gitlinks) are copied in, as the suite reads them. Git runs on the host
  * only here, before the agent gets the directory.
  */
-async function cloneWithHistory(worktree: string, commit: string, dir: string): Promise<void> {
+export async function cloneWithHistory(worktree: string, commit: string, dir: string): Promise<void> {
   // --no-local: a self-contained pack, not hard links or alternates pointing at host paths the sandbox cannot see.
   await runGit(['clone', '--quiet', '--no-local', '--template=', '--no-checkout', worktree, dir]);
   await runGit(['-C', dir, 'checkout', '--quiet', '--detach', commit]);
   await runGit(['-C', dir, 'remote', 'remove', 'origin']);
+  const entries = (await runGit(['-C', dir, 'ls-files', '--stage', '-z'])).split('\0');
+  for (const entry of entries.filter((line) => line.startsWith('160000 '))) {
+    const path = entry.slice(entry.indexOf('\t') + 1);
+    const source = join(worktree, path);
+    // Not a checked-out submodule's own `.git` (a file naming the superproject's git dir).
+    await cp(source, join(dir, path), { recursive: true, verbatimSymlinks: true, force: true, filter: (from) => from !== join(source, '.git') });
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { EnvgenError, describeError, nodeIdFile, silentLogger } from '@envgen/core';
 import type { Instance, Logger, ProblemStatement, ProblemStatementKind, Task, TokenUsage } from '@envgen/core';
 import type { Pool } from '@envgen/pool';
-import type { Profile } from '@envgen/repo';
+import type { Profile, Submodule } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildInstanceEnvironment } from './environment.js';
 import { captureFailureOutput } from './failure-output.js';
@@ -27,6 +27,8 @@ export interface TaskRepo {
   commit: string;
   /** A git directory holding the commit (the repo's mirror). */
   mirror: string;
+  /** The commit's fetched git submodules (see `ResolvedRepo.submodules`). */
+  submodules: readonly Submodule[];
   /** A clean checkout of the commit; patched while failure output is captured, then restored. */
   worktree: string;
   profile: Profile;
@@ -158,6 +160,7 @@ export async function buildTasks(options: BuildTasksOptions): Promise<BuildTasks
         repo: instance.repo,
         commit: instance.base_commit,
         sourceGitDir: repo.mirror,
+      submodules: repo.submodules,
         instanceId: id,
         patch: instance.patch,
       });

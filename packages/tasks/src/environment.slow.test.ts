@@ -43,6 +43,7 @@ async function makeTask(home: string, source: { dir: string; commit: string }, i
     repo: 'o/calc',
     commit: source.commit,
     sourceGitDir: join(source.dir, '.git'),
+    submodules: [],
     instanceId,
     patch: PATCH,
   });
@@ -85,7 +86,7 @@ describe('instance environments', () => {
     const home = tempDir('envgen-home-');
     // Another instance of the same repo leaves the clean calc.py reachable in the mirror.
     const other = `diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-calc\n+calculator\n`;
-    await buildInstanceEnvironment({ home, repo: 'o/calc', commit: source.commit, sourceGitDir: join(source.dir, '.git'), instanceId: 'o__calc.12345678.x__00000002', patch: other });
+    await buildInstanceEnvironment({ home, repo: 'o/calc', commit: source.commit, sourceGitDir: join(source.dir, '.git'), submodules: [], instanceId: 'o__calc.12345678.x__00000002', patch: other });
     const task = await makeTask(home, source);
     const checkout = join(tempDir('envgen-co-'), 'work');
     await materializeInstance(task, checkout);
@@ -130,7 +131,7 @@ describe('instance environments', () => {
     const sources = Array.from({ length: 6 }, () => makeRepo());
     const built = await Promise.all(
       sources.map((source, index) =>
-        buildInstanceEnvironment({ home, repo: 'o/calc', commit: source.commit, sourceGitDir: join(source.dir, '.git'), instanceId: `o__calc.12345678.x__0000000${index}`, patch: PATCH }),
+        buildInstanceEnvironment({ home, repo: 'o/calc', commit: source.commit, sourceGitDir: join(source.dir, '.git'), submodules: [], instanceId: `o__calc.12345678.x__0000000${index}`, patch: PATCH }),
       ),
     );
     const alternates = readFileSync(join(built[0]?.mirror ?? '', 'objects', 'info', 'alternates'), 'utf8').trim().split('\n');

@@ -7,6 +7,7 @@ import { EnvgenError } from '@envgen/core';
 import type { InstanceEnvironment, Task } from '@envgen/core';
 import { applyPatch, parsePatch, isPatchProblem } from '@envgen/patch';
 import { SNAPSHOT_IDENTITY, runGit } from '@envgen/repo';
+import type { Submodule } from '@envgen/repo';
 
 /** A neutral message: the instance id names the strategy, which would hint at the bug. */
 const COMMIT_MESSAGE = 'Initial commit\n';
@@ -21,6 +22,8 @@ export interface BuildInstanceEnvironmentOptions {
   commit: string;
   /** A git directory holding the base commit (the repo's mirror, a checkout's `.git`, or a local repo's working directory). */
   sourceGitDir: string;
+  /** The base commit's fetched git submodules: their files are in the environment as plain files. */
+  submodules: readonly Submodule[];
   instanceId: string;
   /** The bug diff, clean → buggy. */
   patch: string;
@@ -101,11 +104,14 @@ async function ensureMirror(mirror: string, sourceGitDir: string): Promise<void>
 /**
  * Commits the instance's buggy tree into the repo's environment mirror as a parentless commit
  * under `refs/envgen/<instance_id>`: no history, no reflog, and no object of the fix is reachable
- * from it. Idempotent: the same bug always gives the same commit.
+ * from it. Each fetched submodule's gitlink becomes its tree, so the agent's checkout has the
+ * files the suite reads, as envgen's own checkouts do. Idempotent: the same bug always gives
+ * the same commit.
  */
 export async function buildInstanceEnvironment(options: BuildInstanceEnvironmentOptions): Promise<InstanceEnvironment> {
   const mirror = environmentMirrorPath(options.home, options.repo);
   await ensureMirror(mirror, options.sourceGitDir);
+  for (const submodule of options.submodules) await ensureMirror(mirror, submodule.mirror);
   const parsed = parsePatch(options.patch);
   if (isPatchProblem(parsed)) throw new EnvgenError('store-corrupt', `the patch of ${options.instanceId} is malformed (${parsed.message}); re-run envgen inject for ${options.repo}`);
   const clean = new Map<string, string | null>();
@@ -121,6 +127,13 @@ export async function buildInstanceEnvironment(options: BuildInstanceEnvironment
   try {
     const env = { GIT_INDEX_FILE: join(scratch, 'index') };
     await git(mirror, ['read-tree', options.commit], { env });
+    for (const submodule of options.submodules) {
+      // Plumbing a bare repo runs (`--force-remove` and `read-tree --prefix` want a work tree):
+      // mode 0 drops the gitlink, then the submodule's entries, `ls-tree` lines, go in under its path.
+      const entries = (await git(mirror, ['ls-tree', '-r', '-z', '--full-tree', submodule.commit])).split('\0').filter((entry) => entry !== '');
+      const lines = [`0 ${'0'.repeat(40)}\t${submodule.path}`, ...entries.map((entry) => entry.replace('\t', `\t${submodule.path}/`))];
+      await git(mirror, ['update-index', '-z', '--index-info'], { env, input: lines.map((line) => `${line}\0`).join('') });
+    }
     for (const file of applied.files) {
       if (file.after === null) {
         await git(mirror, ['update-index', '--force-remove', '--', file.path], { env });
