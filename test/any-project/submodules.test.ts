@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
 import { silentLogger } from '@envgen/core';
-import { createProgress, runInject } from '@envgen/cli';
+import { createProgress, formatEnvReport, runEnv, runInject } from '@envgen/cli';
 import { openPool } from '@envgen/pool';
 import { materializeInstance } from '@envgen/tasks';
 import { writeFixtureRepo } from '../support/fixture-repo.js';
@@ -115,6 +115,11 @@ describe('a project whose tests read their cases from a git submodule (tomlkit, 
     git(repo, 'commit', '--quiet', '-m', 'the toml-test cases');
     const home = join(scratch, 'home');
     const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
+
+    const env = await runEnv({ repo }, settings, silentLogger, quiet);
+    expect(env.submodules).toEqual([{ path: 'tests/toml-test', commit: git(data, 'rev-parse', 'HEAD') }]);
+    expect(formatEnvReport(env)).toMatch(/ submodule {2}tests\/toml-test @ [0-9a-f]{8} \(checked out with the repo\)\n/);
+    expect(env.tests.passed).toBe(8);
 
     const report = await runInject({ repo, count: 12, seed: 11, combine: 0, tasks: { statement: 'tests' } }, settings, silentLogger, quiet);
     // Before, the suite collected nothing (every parametrization listed an empty directory) and inject stopped.
