@@ -21,6 +21,7 @@ import type { Baseline, CollectionError, FailureGroup, ResultSummary } from '@en
 import { findMissingPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import { stablePassing } from '@envgen/validate';
+import { cannotUse } from './format-env.js';
 import type { Progress } from './progress.js';
 
 /** Options of `envgen env`. */
@@ -182,7 +183,7 @@ function unusableRepo(repo: ResolvedRepo, baseline: Baseline, settings: Settings
   const notes = repo.notes.map((note) => `; ${note}`).join('');
   return new EnvgenError(
     ERROR_CODES.noPythonTests,
-    `envgen cannot use ${repo.owner}/${repo.name}: no test passed stably on its clean tree in the ${settings.sandbox} sandbox, so no bug can be proved${collection}${notes}. \`envgen env\` with the same --repo shows each test's outcome and what the machine lacks.`,
+    `${cannotUse(`${repo.owner}/${repo.name}`, settings.sandbox)}${collection}${notes}. \`envgen env\` with the same --repo shows each test's outcome and what the machine lacks.`,
   );
 }
 

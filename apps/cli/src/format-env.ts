@@ -73,11 +73,16 @@ export function formatEnvReport(report: EnvReport): string {
   return `${body}\n\n${verdict(report)} (${report.seconds.toFixed(1)} s)`;
 }
 
+/** Why no bug can be proved on a repo, in the words `env` and `inject` both use. */
+export function cannotUse(repo: string, sandbox: string): string {
+  return `envgen cannot use ${repo}: no test passed stably on its clean tree in the ${sandbox} sandbox, so no bug can be proved`;
+}
+
 /** One sentence: can envgen use this repo? */
 export function verdict(report: EnvReport): string {
   const { passed, flaky } = report.tests;
   if (passed === 0) {
-    return `envgen cannot use ${report.repo}: no test passed on the clean repo in the ${report.sandbox} sandbox`;
+    return cannotUse(report.repo, report.sandbox);
   }
   if (flaky > passed) {
     // Only stable passing tests can prove a bug: most candidates will find none that fails.
