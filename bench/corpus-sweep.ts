@@ -150,7 +150,9 @@ const table = rows.map((row) => {
     String(history?.tried ?? 0),
     // No replay with bundles kept: each was validated in a fresh interpreter and checked cold.
     inject?.replay ? (inject.replay.agreed ? 'agreed' : 'DISAGREED') : inject && inject.kept > 0 ? 'all cold' : '–',
+    // Tasks of the kept instances: a failed one is a bug as a crash is, and its time is not in s/kept.
+    inject?.tasks ? `${inject.tasks.built}${inject.tasks.failed.length > 0 ? ` (${inject.tasks.failed.length} FAILED)` : ''}` : '–',
   ];
 });
 console.log(`\nenvgen inject -n ${count} --seed ${seed} (with tasks), one row per project; details in ${values.table ?? values.out}\n`);
-console.log(formatTable(['project', 'tests', 'clean vs plain pytest', 'tried', 'kept', 'yield', 's/kept e2e', 'rejected', 'crashes', 'history', 'cold replay'], table));
+console.log(formatTable(['project', 'tests', 'clean vs plain pytest', 'tried', 'kept', 'yield', 's/kept e2e', 'rejected', 'crashes', 'history', 'cold replay', 'tasks'], table));
