@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -168,6 +169,20 @@ describe('acquireRepo: a repository whose tests read data from git submodules (t
     expect(git(worktree.path, 'status', '--porcelain')).toBe('');
     await worktree.remove();
     for (const submodule of repo.submodules) expect(submodule.mirror.startsWith(join(home, 'mirrors'))).toBe(true);
+  });
+
+  it('never takes a submodule whose path leaves the checkout (a hostile tree git would refuse to check out)', async () => {
+    const work = join(root, 'hostile.git');
+    git(root, 'init', '--quiet', '--bare', '--initial-branch=main', work);
+    const fed = (input: string, ...args: string[]) => execFileSync('git', args, { cwd: work, input, encoding: 'utf8' }).trim();
+    const modules = fed('[submodule "up"]\n\tpath = ..\n\turl = ../up.git\n[submodule "git"]\n\tpath = .GIT\n\turl = ../git.git\n', 'hash-object', '-w', '--stdin');
+    const gitlink = '1'.repeat(40);
+    const tree = fed(`100644 blob ${modules}\t.gitmodules\n160000 commit ${gitlink}\t..\n160000 commit ${gitlink}\t.GIT\n`, 'mktree');
+    const commit = git(work, 'commit-tree', tree, '-m', 'hostile');
+    git(work, 'update-ref', 'refs/heads/main', commit);
+    const repo = await acquireRepo(parseRepoSpec(`file://${work}`), { home: join(root, 'home-hostile') });
+    expect(repo.submodules).toEqual([]);
+    expect(repo.notes).toEqual([]);
   });
 
   it("uses a local repo's own initialized submodules", async () => {

@@ -115,11 +115,13 @@ async function declaredSubmodules(gitDir: string, commit: string): Promise<Array
   }
   const submodules: Array<{ name: string; path: string; commit: string; url: string }> = [];
   for (const [name, { path, url }] of declared) {
-    if (path === undefined || url === undefined) continue;
-    // The tree's own entry: its path is one git accepted, and only a gitlink is a submodule.
-    const entry = (await runGit(['ls-tree', '-z', '--full-tree', commit, '--', path], { cwd: gitDir })).split('\0')[0] ?? '';
+    // A path git itself would refuse to check out (`..`, `.git`) never reaches the file system.
+    const safe = path?.split('/').every((part) => part !== '' && part !== '.' && part !== '..' && part.toLowerCase() !== '.git');
+    if (path === undefined || url === undefined || !safe) continue;
+    // The tree's own entry, read literally: only a gitlink is a submodule.
+    const entry = (await runGit(['--literal-pathspecs', 'ls-tree', '-z', '--full-tree', commit, '--', path], { cwd: gitDir })).split('\0')[0] ?? '';
     const gitlink = /^160000 commit ([0-9a-f]{40})\t(.+)$/.exec(entry);
-    if (gitlink) submodules.push({ name, path: gitlink[2] ?? path, commit: gitlink[1] ?? '', url });
+    if (gitlink && gitlink[2] === path) submodules.push({ name, path, commit: gitlink[1] ?? '', url });
   }
   return submodules;
 }
@@ -137,8 +139,9 @@ async function fetchSubmodules(gitDir: string, commit: string, parentUrl: string
   const notes: string[] = [];
   const base = options.githubBaseUrl ?? DEFAULT_GITHUB_BASE_URL;
   for (const declared of await declaredSubmodules(gitDir, commit)) {
-    const own = join(gitDir, 'modules', declared.name);
-    if ((await exists(own)) && (await resolveCommit(own, declared.commit)) !== null) {
+    // Git refuses names with `..` (they would leave `.git/modules`); so does envgen.
+    const own = declared.name.split(/[/\\]/).includes('..') ? null : join(gitDir, 'modules', declared.name);
+    if (own !== null && (await exists(own)) && (await resolveCommit(own, declared.commit)) !== null) {
       submodules.push({ path: declared.path, commit: declared.commit, mirror: own });
       continue;
     }
