@@ -8,6 +8,7 @@ import { runPytest } from './run-pytest.js';
 import type { RunPytestOptions } from './run-pytest.js';
 import { fixtureProfile, writeFixtureRepo } from './test-helpers.js';
 import type { Profile } from '@envgen/repo';
+import { HYPOTHESIS_DRAWS } from '../../../test/support/hypothesis-draws.js';
 
 const provider = createSandboxProvider('local', { logger: silentLogger });
 const trees: string[] = [];
@@ -328,23 +329,7 @@ describe('runPytest in the local sandbox', () => {
 
   describe('a project with Hypothesis property tests (seeded runs)', () => {
     /** test_seen fails with a digest of every example test_draw drew. */
-    const DRAWS = {
-      'tests/test_draws.py': `import hashlib
-
-from hypothesis import given, strategies as st
-
-SEEN = []
-
-
-@given(st.integers())
-def test_draw(x):
-    SEEN.append(x)
-
-
-def test_seen():
-    assert not SEEN, "drew %d: %s" % (len(SEEN), hashlib.sha1(repr(SEEN).encode()).hexdigest())
-`,
-    };
+    const DRAWS = { 'tests/test_draws.py': HYPOTHESIS_DRAWS };
     const drawn = async (profile: Profile = fixtureProfile()) => {
       const run = await runFixture(DRAWS, profile);
       expect(run.results['tests/test_draws.py::test_draw']?.outcome).toBe('passed');

@@ -10,6 +10,7 @@ import type { SandboxProvider } from '@envgen/sandbox';
 import { openPytestSandbox, runPytest } from '@envgen/testrun';
 import { WARM_SUPPORT_DIR, startWarmServer } from './warm-server.js';
 import type { WarmServer } from './warm-server.js';
+import { HYPOTHESIS_DRAWS } from '../../../test/support/hypothesis-draws.js';
 
 const SHAPES = `import functools
 
@@ -223,25 +224,8 @@ describe('the warm server', () => {
   });
 });
 
-/** test_seen fails with a digest of every example test_draw drew. */
-const DRAWS = `import hashlib
-
-from hypothesis import given, strategies as st
-
-SEEN = []
-
-
-@given(st.integers())
-def test_draw(x):
-    SEEN.append(x)
-
-
-def test_seen():
-    assert not SEEN, "drew %d: %s" % (len(SEEN), hashlib.sha1(repr(SEEN).encode()).hexdigest())
-`;
-
 describe('a warm server over Hypothesis property tests', () => {
-  const fixture = serveShapes('test_draws.py', { 'test_draws.py': DRAWS });
+  const fixture = serveShapes('test_draws.py', { 'test_draws.py': HYPOTHESIS_DRAWS });
 
   it('draws the examples a fresh pytest draws, from scratch and from a checkpoint (before, each run its own)', async () => {
     const { provider, profile, root, server } = fixture;
