@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isEnvgenError } from '@envgen/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireRepo, submoduleUrl } from './acquire.js';
+import { acquireRepo, submoduleUrl, submoduleUrlRefusal } from './acquire.js';
 import { directoryState, git } from './git-test-helpers.fixture.js';
 import { parseRepoSpec } from './spec.js';
 import { createWorktree } from './worktree.js';
@@ -171,18 +171,26 @@ describe('acquireRepo: a repository whose tests read data from git submodules (t
     for (const submodule of repo.submodules) expect(submodule.mirror.startsWith(join(home, 'mirrors'))).toBe(true);
   });
 
-  it('never takes a submodule whose path leaves the checkout (a hostile tree git would refuse to check out)', async () => {
+  it('never takes a submodule whose path leaves the checkout (a hostile tree git would refuse to check out) or whose URL is a path of this machine', async () => {
     const work = join(root, 'hostile.git');
     git(root, 'init', '--quiet', '--bare', '--initial-branch=main', work);
     const fed = (input: string, ...args: string[]) => execFileSync('git', args, { cwd: work, input, encoding: 'utf8' }).trim();
-    const modules = fed('[submodule "up"]\n\tpath = ..\n\turl = ../up.git\n[submodule "git"]\n\tpath = .GIT\n\turl = ../git.git\n', 'hash-object', '-w', '--stdin');
+    const modules = fed(
+      '[submodule "up"]\n\tpath = ..\n\turl = ../up.git\n[submodule "git"]\n\tpath = .GIT\n\turl = ../git.git\n[submodule "mine"]\n\tpath = data\n\turl = /root\n',
+      'hash-object',
+      '-w',
+      '--stdin',
+    );
     const gitlink = '1'.repeat(40);
-    const tree = fed(`100644 blob ${modules}\t.gitmodules\n160000 commit ${gitlink}\t..\n160000 commit ${gitlink}\t.GIT\n`, 'mktree');
+    const tree = fed(`100644 blob ${modules}\t.gitmodules\n160000 commit ${gitlink}\t..\n160000 commit ${gitlink}\t.GIT\n160000 commit ${gitlink}\tdata\n`, 'mktree');
     const commit = git(work, 'commit-tree', tree, '-m', 'hostile');
     git(work, 'update-ref', 'refs/heads/main', commit);
     const repo = await acquireRepo(parseRepoSpec(`file://${work}`), { home: join(root, 'home-hostile') });
     expect(repo.submodules).toEqual([]);
-    expect(repo.notes).toEqual([]);
+    // Nor one that would copy a directory of this machine into its checkouts.
+    expect(repo.notes).toEqual([
+      'its git submodule data (/root) is not fetched: a path on this machine outside where the repo is served from; its directory stays empty, and tests that read files from it fail or do not collect',
+    ]);
   });
 
   it("uses a local repo's own initialized submodules", async () => {
@@ -206,6 +214,22 @@ describe('acquireRepo: a repository whose tests read data from git submodules (t
     const worktree = await createWorktree(repo, { home: localHome });
     expect(readFileSync(join(worktree.path, 'tests', 'data', 'cases', 'a.txt'), 'utf8')).toBe('a\n');
     await worktree.remove();
+  });
+});
+
+describe('submoduleUrlRefusal', () => {
+  it.each([
+    ['/root/private', '/root/private', 'https://github.com/acme/toml.git', false, 'a path on this machine outside where the repo is served from'],
+    ['file:///home/me/secrets', 'file:///home/me/secrets', 'file:///srv/git/acme/toml.git', false, 'a path on this machine outside where the repo is served from'],
+    ['../../../../root/x', 'file:///root/x', 'file:///srv/git/acme/toml.git', false, 'a path on this machine outside where the repo is served from'],
+    ['../cases.git', 'file:///srv/git/acme/cases.git', 'file:///srv/git/acme/toml.git', false, null],
+    ['https://github.com/toml-lang/toml-test', 'file:///srv/git/toml-lang/toml-test.git', 'file:///srv/git/acme/toml.git', false, null],
+    ['https://gitlab.com/acme/data.git', 'https://gitlab.com/acme/data.git', 'https://github.com/acme/toml.git', false, null],
+    ['git@gitlab.com:acme/data.git', 'git@gitlab.com:acme/data.git', 'https://github.com/acme/toml.git', false, null],
+    ['/home/me/data', '/home/me/data', '/home/me/project', true, null],
+    ['ext::sh -c touch% /tmp/pwned', 'ext::sh -c touch% /tmp/pwned', '/home/me/project', true, 'a remote helper runs commands'],
+  ])('%s (as %s) of %s, a local repo: %s, is refused for: %s', (declared, url, parent, local, expected) => {
+    expect(submoduleUrlRefusal(declared, url, parent, local)).toBe(expected);
   });
 });
 

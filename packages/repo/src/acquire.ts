@@ -98,6 +98,26 @@ export function submoduleUrl(url: string, parentUrl: string, githubBaseUrl: stri
   return url;
 }
 
+/** A local path or `file://` URL, not a remote a server answers. */
+function isLocalUrl(url: string): boolean {
+  return url.startsWith('file:') || !(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^@/:]+@[^:/]+:/.test(url));
+}
+
+/**
+ * Why a submodule URL is not fetched, or null. A repo envgen fetched may name remotes only: a
+ * local path (`/root/private`, `file:///home/...`) would copy files of this machine into its
+ * checkouts and the environments agents get, unless it lies where the repo itself is served
+ * from (two levels above the repo's own URL: `<base>/<owner>/<name>.git`, as a GitHub base of
+ * `file://` serves its neighbours). A local repo, the user's own, may name any. Remote helpers
+ * (`ext::`, `fd::`) run commands: never.
+ */
+export function submoduleUrlRefusal(declared: string, url: string, parentUrl: string, parentIsLocalRepo: boolean): string | null {
+  if (declared.includes('::')) return 'a remote helper runs commands';
+  if (parentIsLocalRepo || !isLocalUrl(url)) return null;
+  const root = posix.dirname(posix.dirname(parentUrl.replace(/\/+$/, '')));
+  return url.startsWith(`${root}/`) ? null : 'a path on this machine outside where the repo is served from';
+}
+
 /** The submodules `.gitmodules` declares at `commit` whose paths are gitlinks there, with their URLs as written. */
 async function declaredSubmodules(gitDir: string, commit: string): Promise<Array<{ name: string; path: string; commit: string; url: string }>> {
   const hasFile = await runGit(['cat-file', '-e', `${commit}:.gitmodules`], { cwd: gitDir }).then(
@@ -132,9 +152,10 @@ async function declaredSubmodules(gitDir: string, commit: string): Promise<Array
  * (toml-test, html5lib-tests, css-parsing-tests) that the suite reads. URLs on github.com go to
  * the configured GitHub base, relative ones are resolved against `parentUrl` as git does; a local
  * repo's own initialized copy (`.git/modules/<name>`) is used first. One that cannot be fetched
- * is a note, not an error: the suite then runs as in a checkout without it.
+ * or may not be (see {@link submoduleUrlRefusal}) is a note, not an error: the suite then runs
+ * as in a checkout without it.
  */
-async function fetchSubmodules(gitDir: string, commit: string, parentUrl: string, options: AcquireRepoOptions): Promise<{ submodules: Submodule[]; notes: string[] }> {
+async function fetchSubmodules(gitDir: string, commit: string, parentUrl: string, parentIsLocalRepo: boolean, options: AcquireRepoOptions): Promise<{ submodules: Submodule[]; notes: string[] }> {
   const submodules: Submodule[] = [];
   const notes: string[] = [];
   const base = options.githubBaseUrl ?? DEFAULT_GITHUB_BASE_URL;
@@ -146,6 +167,11 @@ async function fetchSubmodules(gitDir: string, commit: string, parentUrl: string
       continue;
     }
     const url = submoduleUrl(declared.url, parentUrl, base);
+    const refused = submoduleUrlRefusal(declared.url, url, parentUrl, parentIsLocalRepo);
+    if (refused !== null) {
+      notes.push(`its git submodule ${declared.path} (${declared.url}) is not fetched: ${refused}; its directory stays empty, and tests that read files from it fail or do not collect`);
+      continue;
+    }
     try {
       const hint = `Check that ${url} is reachable (github.com URLs are read from ENVGEN_GITHUB_URL, like the repo).`;
       const mirror = mirrorPathForUrl(options.home, url);
@@ -172,7 +198,7 @@ async function acquireLocal(spec: Extract<RepoSpec, { kind: 'local' }>, options:
     const changed = status.split('\n').filter((line) => line.trim() !== '').length;
     // Git resolves relative submodule URLs against the default remote, or the repo itself without one.
     const origin = (await runGit(['config', '--get', 'remote.origin.url'], { cwd: spec.path }).catch(() => '')).trim();
-    const { submodules, notes: fetchNotes } = await fetchSubmodules(gitDir, commit, origin || spec.path, options);
+    const { submodules, notes: fetchNotes } = await fetchSubmodules(gitDir, commit, origin || spec.path, true, options);
     const notes = [...(changed ? [`${changed} uncommitted change(s) in ${spec.path} are ignored; using HEAD ${commit.slice(0, 8)}`] : []), ...fetchNotes];
     return { ...base, commit, mirror: spec.path, submodules, notes };
   }
@@ -199,14 +225,14 @@ export async function acquireRepo(spec: RepoSpec, options: AcquireRepoOptions): 
       const mirror = mirrorPathForUrl(options.home, url);
       const hint = `Check that ${spec.owner}/${spec.name} exists at the GitHub base URL ${base} (set ENVGEN_GITHUB_URL to use another host or mirror) and that the network is up.`;
       const commit = await resolveFromMirror(url, mirror, spec.ref, `${spec.owner}/${spec.name}`, hint, options);
-      const { submodules, notes } = await fetchSubmodules(mirror, commit, url, options);
+      const { submodules, notes } = await fetchSubmodules(mirror, commit, url, false, options);
       return { spec, owner: spec.owner, name: spec.name, commit, mirror, aptPackages: [], submodules, notes };
     }
     case 'git': {
       const mirror = mirrorPathForUrl(options.home, spec.url);
       const hint = `Check the URL ${spec.url}, your access to it, and that the network is up.`;
       const commit = await resolveFromMirror(spec.url, mirror, spec.ref, spec.url, hint, options);
-      const { submodules, notes } = await fetchSubmodules(mirror, commit, spec.url, options);
+      const { submodules, notes } = await fetchSubmodules(mirror, commit, spec.url, false, options);
       return { spec, ...nameGitUrl(spec.url), commit, mirror, aptPackages: [], submodules, notes };
     }
     case 'local':

@@ -1,7 +1,7 @@
 export type { RepoSpec, ResolvedRepo, Submodule, Worktree, Profile } from './types.js';
 export { parseRepoSpec, isValidRef } from './spec.js';
 export type { ParseRepoSpecOptions } from './spec.js';
-export { acquireRepo, submoduleUrl, DEFAULT_GITHUB_BASE_URL } from './acquire.js';
+export { acquireRepo, DEFAULT_GITHUB_BASE_URL } from './acquire.js';
 export type { AcquireRepoOptions } from './acquire.js';
 export { acquireDebianSource } from './debian.js';
 export type { DebianOptions } from './debian.js';
