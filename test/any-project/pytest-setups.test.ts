@@ -27,6 +27,11 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
     expect(report.sites.linesKnown).toBe(true);
     // One truth: nothing the validator proved is rejected by the weakening or the checks.
     expect(report.afterVerdict).toEqual([]);
+    // Each rejection is listed with what the candidate changed and why it is no instance.
+    const listed: Record<string, number> = {};
+    for (const rejection of report.rejections) listed[rejection.reason] = (listed[rejection.reason] ?? 0) + 1;
+    expect(listed).toEqual(report.rejected);
+    for (const rejection of report.rejections) expect(rejection.description).not.toBe('');
     // The first kept bundle's own script agrees with the verdict, the reference way's too.
     expect(report.replay).toMatchObject({ agreed: true });
     if (shape.hangs) expect(report.rejected['timeout']).toBeGreaterThan(0);

@@ -128,6 +128,8 @@ export interface InjectionReport {
    * bundle's checks disagreeing with the verdict): each is a bug in envgen, shown with its detail.
    */
   afterVerdict: Array<{ strategy: string; reason: RejectionReason; detail: string }>;
+  /** Every candidate this run rejected, in the order they were decided: what it changed and why it is no instance. */
+  rejections: Array<{ strategy: string; description: string; reason: RejectionReason; detail: string }>;
   /**
    * The first bundle kept in this run, checked again cold with its own test_script.sh and
    * test_parser.py in fresh sandboxes: proof that the checks answered from the validator's
@@ -221,6 +223,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
     secondsPerKept: null,
     validation: { resumed: 0, collection: 0, scratch: 0, reference: 0, declined: {} },
     afterVerdict: [],
+    rejections: [],
     replay: null,
     cleanRun: null,
     flipped: [],
@@ -281,6 +284,7 @@ export async function runInjection(options: RunInjectionOptions): Promise<Inject
       } else {
         entry.rejected += 1;
         report.rejected[outcome.reason] = (report.rejected[outcome.reason] ?? 0) + 1;
+        report.rejections.push({ strategy: candidate.strategy, description: candidate.description, reason: outcome.reason, detail: outcome.detail });
         if (outcome.afterVerdict) report.afterVerdict.push({ strategy: candidate.strategy, reason: outcome.reason, detail: outcome.detail });
       }
       if (outcome.status !== 'rejected') keptBugs.push({ instanceId: outcome.instanceId, candidate, files: changed });
