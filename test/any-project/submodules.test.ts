@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -107,12 +107,18 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=fixture', '-c', 'user.email=fixture@example.invalid', '-c', 'protocol.file.allow=always', ...args], { cwd, encoding: 'utf8' }).trim();
 }
 
+/** The project, its cases in a submodule added from a repo of its own (`data`). */
+function submoduleProject(): { data: string; repo: string } {
+  const data = writeFixtureRepo(CASES, { git: true, name: 'toml-test' });
+  const repo = writeFixtureRepo({ 'minitoml.py': PARSER, 'tests/test_cases.py': TESTS }, { git: true, name: 'minitoml' });
+  git(repo, 'submodule', 'add', '--quiet', data, 'tests/toml-test');
+  git(repo, 'commit', '--quiet', '-m', 'the toml-test cases');
+  return { data, repo };
+}
+
 describe('a project whose tests read their cases from a git submodule (tomlkit, html5lib, tinycss2)', () => {
   it('gets the submodule in every checkout: clean outcomes are plain pytest of a recursive clone, bugs are kept, environments hold the cases', async () => {
-    const data = writeFixtureRepo(CASES, { git: true, name: 'toml-test' });
-    const repo = writeFixtureRepo({ 'minitoml.py': PARSER, 'tests/test_cases.py': TESTS }, { git: true, name: 'minitoml' });
-    git(repo, 'submodule', 'add', '--quiet', data, 'tests/toml-test');
-    git(repo, 'commit', '--quiet', '-m', 'the toml-test cases');
+    const { data, repo } = submoduleProject();
     const home = join(scratch, 'home');
     const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
 
@@ -120,6 +126,7 @@ describe('a project whose tests read their cases from a git submodule (tomlkit, 
     expect(env.submodules).toEqual([{ path: 'tests/toml-test', commit: git(data, 'rev-parse', 'HEAD') }]);
     expect(formatEnvReport(env)).toMatch(/ submodule {2}tests\/toml-test @ [0-9a-f]{8} \(checked out with the repo\)\n/);
     expect(env.tests.passed).toBe(8);
+    expect(env.profile.submodules).toEqual([`tests/toml-test@${git(data, 'rev-parse', 'HEAD')}`]);
 
     const report = await runInject({ repo, count: 12, seed: 11, combine: 0, tasks: { statement: 'tests' } }, settings, silentLogger, quiet);
     // Before, the suite collected nothing (every parametrization listed an empty directory) and inject stopped.
@@ -153,5 +160,25 @@ describe('a project whose tests read their cases from a git submodule (tomlkit, 
     } finally {
       pool.close();
     }
+  });
+
+  it('does not reuse a baseline made while the submodule could not be fetched', async () => {
+    const { data, repo } = submoduleProject();
+    // A clone that did not initialize it, and its URL gone: the submodule cannot be fetched.
+    const clone = join(scratch, 'clone-unfetched');
+    git(scratch, 'clone', '--quiet', repo, clone);
+    renameSync(data, `${data}.away`);
+    const home = join(scratch, 'home-unfetched');
+    const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
+    const without = await runEnv({ repo: clone }, settings, silentLogger, quiet);
+    expect(without.submodules).toEqual([]);
+    expect(without.notes.some((note) => note.startsWith('its git submodule tests/toml-test ('))).toBe(true);
+    expect(without.tests.passed).toBe(0);
+
+    renameSync(`${data}.away`, data);
+    const fetched = await runEnv({ repo: clone }, settings, silentLogger, quiet);
+    // Before, the cached baseline of the tree without its cases answered: 0 tests.
+    expect(fetched.fromCache).toBe(false);
+    expect(fetched.tests.passed).toBe(8);
   });
 });

@@ -145,8 +145,8 @@ export interface DetectProfileOptions {
   aptPackages?: string[];
   /** Profile files applied over detection, in order (see `loadProfileOverrides`). */
   overrides?: ProfileOverride[];
-  /** Directories of the repo's git submodules: another project's files, neither its sources nor its tests. */
-  submodulePaths?: string[];
+  /** The repo's git submodules checked out in the tree: another project's files, neither its sources nor its tests. */
+  submodules?: ReadonlyArray<{ path: string; commit: string }>;
 }
 
 /** What {@link deriveProfile} reads: the tree's files and its pytest config files. */
@@ -458,7 +458,8 @@ function mergeDeclared(a: DeclaredDependencies | null, b: DeclaredDependencies |
  * @throws EnvgenError `no-python-tests` when the tree has no Python test module.
  */
 export async function detectProfile(worktreePath: string, options: DetectProfileOptions = {}): Promise<Profile> {
-  const files = await listFiles(worktreePath, new Set(options.submodulePaths));
+  const submodules = options.submodules ?? [];
+  const files = await listFiles(worktreePath, new Set(submodules.map((submodule) => submodule.path)));
   const readConfigs = async (dir: string): Promise<ConfigFile[]> => {
     const configs: ConfigFile[] = [];
     for (const name of CONFIG_FILE_NAMES) {
@@ -513,17 +514,22 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     .map((dir) => importRootOf(files, dir))
     .sort();
   const tree: TreeListing = { files: projectFiles, configFiles, packaging, declared, setupScript, ...(workspaceRoots.length > 0 ? { workspaceRoots } : {}) };
-  if (choice.dir === '') return deriveProfile(tree, options);
-  if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
-  tree.project = { dir: choice.dir, why: choice.why };
-  return deriveProfile(tree, options);
+  if (choice.dir !== '') {
+    if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
+    tree.project = { dir: choice.dir, why: choice.why };
+  }
+  const profile = deriveProfile(tree, options);
+  return submodules.length > 0 ? { ...profile, submodules: submodules.map((submodule) => `${submodule.path}@${submodule.commit}`) } : profile;
 }
 
 /**
  * A stable hash of the settings that can change test results (interpreter, env, packages,
- * install steps, test arguments, deselected tests, timeout); file lists and provenance excluded.
+ * install steps, test arguments, deselected tests, timeout, the submodules checked out); file
+ * lists and provenance excluded.
  */
 export function profileHash(profile: Profile): string {
-  const { python, env, aptPackages, install, testArgs, deselect, timeoutMs, testTimeoutMs } = profile;
-  return hashValue({ python, env, aptPackages: [...aptPackages].sort(), install, testArgs, deselect: [...deselect].sort(), timeoutMs, testTimeoutMs });
+  const { python, env, aptPackages, install, testArgs, deselect, timeoutMs, testTimeoutMs, submodules = [] } = profile;
+  // Submodules only where there are some: the hashes of every other profile stay as they were.
+  const tree = submodules.length > 0 ? { submodules: [...submodules].sort() } : {};
+  return hashValue({ python, env, aptPackages: [...aptPackages].sort(), install, testArgs, deselect: [...deselect].sort(), timeoutMs, testTimeoutMs, ...tree });
 }

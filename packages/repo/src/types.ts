@@ -81,4 +81,10 @@ export interface Profile {
   testTimeoutMs: number;
   /** Where each setting came from, e.g. {"env.PYTHONPATH": "src layout"}, for `envgen env` output. */
   provenance: Record<string, string>;
+  /**
+   * `path@commit` of each git submodule checked out in the tree (absent: none). Part of
+   * {@link profileHash}: a baseline made while a submodule could not be fetched is not the
+   * baseline of the tree that has it.
+   */
+  submodules?: string[];
 }
