@@ -7,6 +7,7 @@ import type { DebianOptions } from './debian.js';
 import { openGit, resolveCommit, runGit, runGitTask } from './git.js';
 import { mirrorPathForTree, mirrorPathForUrl, nameGitUrl, sanitizeSegment } from './mirror-path.js';
 import { snapshotTree } from './snapshot.js';
+import { isRemoteGitUrl } from './spec.js';
 import type { RepoSpec, ResolvedRepo, Submodule } from './types.js';
 
 /** The default GitHub base URL; `ENVGEN_GITHUB_URL` (read by the config layer) replaces it. */
@@ -98,11 +99,6 @@ export function submoduleUrl(url: string, parentUrl: string, githubBaseUrl: stri
   return url;
 }
 
-/** A local path or `file://` URL, not a remote a server answers. */
-function isLocalUrl(url: string): boolean {
-  return url.startsWith('file:') || !(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^@/:]+@[^:/]+:/.test(url));
-}
-
 /**
  * Why a submodule URL is not fetched, or null. A repo envgen fetched may name remotes only: a
  * local path (`/root/private`, `file:///home/...`) would copy files of this machine into its
@@ -113,7 +109,7 @@ function isLocalUrl(url: string): boolean {
  */
 export function submoduleUrlRefusal(declared: string, url: string, parentUrl: string, parentIsLocalRepo: boolean): string | null {
   if (declared.includes('::')) return 'a remote helper runs commands';
-  if (parentIsLocalRepo || !isLocalUrl(url)) return null;
+  if (parentIsLocalRepo || isRemoteGitUrl(url)) return null;
   const root = posix.dirname(posix.dirname(parentUrl.replace(/\/+$/, '')));
   return url.startsWith(`${root}/`) ? null : 'a path on this machine outside where the repo is served from';
 }

@@ -24,6 +24,11 @@ const SCP_RE = /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)/;
 const DEBIAN_SOURCE_RE = /^[a-z0-9][a-z0-9.+-]+$/;
 const DEBIAN_VERSION_RE = /^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
 
+/** A git URL a server answers (`https://`, `ssh://`, `git://`, `user@host:path`): not a path or `file://` URL of this machine. */
+export function isRemoteGitUrl(url: string): boolean {
+  return (URL_SCHEME_RE.test(url) && !url.startsWith('file:')) || SCP_RE.test(url);
+}
+
 function invalid(raw: string, why: string): EnvgenError {
   return new EnvgenError(
     'repo-spec-invalid',
