@@ -57,8 +57,6 @@ export interface EnvReport {
   missingAptPackages: string[];
   /** Of {@link missingAptPackages}, those the Debian archive where the tests run has no candidate for. */
   unavailableAptPackages: string[];
-  /** The git submodules checked out with the repo (their files are in every checkout). */
-  submodules: Array<{ path: string; commit: string }>;
   notes: string[];
   fromCache: boolean;
   seconds: number;
@@ -233,7 +231,6 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       coverage: { coveredFunctions: coverage.covered, allFunctions: coverage.total },
       missingAptPackages: packages.missing,
       unavailableAptPackages: packages.unavailable,
-      submodules: repo.submodules.map(({ path, commit }) => ({ path, commit })),
       notes: repo.notes,
       fromCache,
       seconds: (performance.now() - started) / 1000,

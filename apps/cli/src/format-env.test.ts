@@ -9,7 +9,7 @@ function report(tests: Partial<EnvReport['tests']>): EnvReport {
     sourceFiles: 1, testFiles: 1, entities: { functions: 1, methods: 0, classes: 0 },
     tests: { total: 0, passed: 0, failed: 0, error: 0, skipped: 0, flaky: 0, ...tests },
     flaky: [], untraced: [], failing: [], collectionErrors: [], suiteSeconds: [1], coverage: { coveredFunctions: 1, allFunctions: 1 },
-    missingAptPackages: [], unavailableAptPackages: [], submodules: [], notes: [], fromCache: false, seconds: 1,
+    missingAptPackages: [], unavailableAptPackages: [], notes: [], fromCache: false, seconds: 1,
   };
 }
 

@@ -66,7 +66,7 @@ export function formatEnvReport(report: EnvReport): string {
   const installable = installablePackages(report.missingAptPackages, report.unavailableAptPackages);
   if (installable.length > 0) rows.push(['missing', `${install} ${installable.join(' ')}`]);
   if (report.unavailableAptPackages.length > 0) rows.push(['not in apt', `${report.unavailableAptPackages.join(' ')} (not in this machine's Debian archive)`]);
-  for (const submodule of report.submodules) rows.push(['submodule', `${submodule.path} @ ${submodule.commit.slice(0, 8)} (checked out with the repo)`]);
+  for (const submodule of report.profile.submodules ?? []) rows.push(['submodule', `${submodule.path} @ ${submodule.commit.slice(0, 8)} (checked out with the repo)`]);
   for (const note of report.notes) rows.push(['note', note]);
   const width = Math.max(...rows.map(([label]) => label.length));
   const body = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');

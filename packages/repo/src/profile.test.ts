@@ -117,9 +117,9 @@ describe('profileHash', () => {
 
   it('tells a tree with its git submodules from one without (a baseline made while one could not be fetched is not reused)', () => {
     const profile = deriveProfile(listing(['a.py', 'test_a.py']));
-    const withData = { ...profile, submodules: [`tests/data@${'a'.repeat(40)}`] };
+    const withData = { ...profile, submodules: [{ path: 'tests/data', commit: 'a'.repeat(40) }] };
     expect(profileHash(withData)).not.toBe(profileHash(profile));
-    expect(profileHash({ ...profile, submodules: [`tests/data@${'b'.repeat(40)}`] })).not.toBe(profileHash(withData));
+    expect(profileHash({ ...profile, submodules: [{ path: 'tests/data', commit: 'b'.repeat(40) }] })).not.toBe(profileHash(withData));
     // Without submodules, the hash every earlier baseline was cached under.
     expect(profileHash({ ...profile, submodules: [] })).toBe(profileHash(profile));
   });

@@ -519,7 +519,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     tree.project = { dir: choice.dir, why: choice.why };
   }
   const profile = deriveProfile(tree, options);
-  return submodules.length > 0 ? { ...profile, submodules: submodules.map((submodule) => `${submodule.path}@${submodule.commit}`) } : profile;
+  return submodules.length > 0 ? { ...profile, submodules: submodules.map(({ path, commit }) => ({ path, commit })) } : profile;
 }
 
 /**
@@ -530,6 +530,6 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
 export function profileHash(profile: Profile): string {
   const { python, env, aptPackages, install, testArgs, deselect, timeoutMs, testTimeoutMs, submodules = [] } = profile;
   // Submodules only where there are some: the hashes of every other profile stay as they were.
-  const tree = submodules.length > 0 ? { submodules: [...submodules].sort() } : {};
+  const tree = submodules.length > 0 ? { submodules: submodules.map(({ path, commit }) => `${path}@${commit}`).sort() } : {};
   return hashValue({ python, env, aptPackages: [...aptPackages].sort(), install, testArgs, deselect: [...deselect].sort(), timeoutMs, testTimeoutMs, ...tree });
 }

@@ -82,9 +82,8 @@ export interface Profile {
   /** Where each setting came from, e.g. {"env.PYTHONPATH": "src layout"}, for `envgen env` output. */
   provenance: Record<string, string>;
   /**
-   * `path@commit` of each git submodule checked out in the tree (absent: none). Part of
-   * {@link profileHash}: a baseline made while a submodule could not be fetched is not the
-   * baseline of the tree that has it.
+   * The git submodules checked out in the tree (absent: none). Part of {@link profileHash}: a
+   * baseline made while a submodule could not be fetched is not the baseline of the tree that has it.
    */
-  submodules?: string[];
+  submodules?: Array<{ path: string; commit: string }>;
 }
