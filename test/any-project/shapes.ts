@@ -606,6 +606,96 @@ def test_script_adds_up(tmp_path):
 `,
     },
   },
+  'setup-py-package-dir': {
+    about: "a package in a directory only setup.py's package_dir names (PyYAML's lib/yaml), whose name Debian also installs: without that directory on the path its tests pass on Debian's copy and run none of the tree's code",
+    installed: true,
+    files: {
+      'setup.py': `from setuptools import setup
+
+setup(
+    name="yaml-lite",
+    version="1.0",
+    package_dir={"": "lib"},
+    packages=["yaml"],
+)
+`,
+      'lib/yaml/__init__.py': `"""Flat YAML mappings of scalars, read and written as PyYAML's safe functions do."""
+
+
+def _scalar(text):
+    text = text.strip()
+    if text in ("true", "True"):
+        return True
+    if text in ("false", "False"):
+        return False
+    if text in ("null", "~", ""):
+        return None
+    if text.lstrip("-").isdigit():
+        return int(text)
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\\"":
+        return text[1:-1]
+    return text
+
+
+def safe_load(stream):
+    result = {}
+    for line in stream.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, _, value = line.partition(":")
+        result[key.strip()] = _scalar(value)
+    return result
+
+
+def _text(value):
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return str(value)
+
+
+def safe_dump(data):
+    lines = []
+    for key in sorted(data):
+        lines.append(key + ": " + _text(data[key]))
+    return "\\n".join(lines) + "\\n"
+`,
+      'tests/test_yaml.py': `import yaml
+
+
+def test_ints():
+    assert yaml.safe_load("a: 1\\nb: -22") == {"a": 1, "b": -22}
+
+
+def test_bools():
+    assert yaml.safe_load("x: true\\ny: false") == {"x": True, "y": False}
+
+
+def test_nulls():
+    assert yaml.safe_load("x: null\\ny: ~\\nz:") == {"x": None, "y": None, "z": None}
+
+
+def test_quoted():
+    assert yaml.safe_load("x: 'a b'\\ny: plain") == {"x": "a b", "y": "plain"}
+
+
+def test_comments():
+    assert yaml.safe_load("# top\\nx: 1\\n\\ny: 2") == {"x": 1, "y": 2}
+
+
+def test_dump():
+    assert yaml.safe_dump({"b": None, "a": 1, "c": True, "d": False}) == "a: 1\\nb: null\\nc: true\\nd: false\\n"
+
+
+def test_round_trip():
+    data = {"k": 3, "name": "v"}
+    assert yaml.safe_load(yaml.safe_dump(data)) == data
+`,
+    },
+  },
   'warnings-error-plugin-options': {
     about: "addopts `-W=error --asyncio-mode=auto` (a plugin's option) and a config key the machine's pytest-asyncio is too old to know (tqdm)",
     // The developers' newer pytest-asyncio knows asyncio_default_fixture_loop_scope; Debian's 0.20 warns about it, an error under -W=error.

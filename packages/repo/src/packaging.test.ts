@@ -219,6 +219,19 @@ describe('packageRoots', () => {
     expect(pyproject('[tool.pdm.build]\npackage-dir = "pdmsrc"\n')).toEqual(['pdmsrc']);
     expect(packageRoots([{ path: 'setup.cfg', text: '[options]\npackage_dir =\n    =lib\n\n[options.packages.find]\nwhere = lib\n' }])).toEqual(['lib']);
     expect(pyproject('[project]\nname = "x"\n')).toEqual([]);
+    // A top-level package's own directory puts its parent on the path; a renamed one gives none.
+    expect(pyproject('[tool.setuptools.package-dir]\npkg = "code/pkg"\nother = "elsewhere"\n')).toEqual(['code']);
+    expect(packageRoots([{ path: 'setup.cfg', text: '[options]\npackage_dir =\n    pkg = python/pkg\n' }])).toEqual(['python']);
+  });
+
+  it("reads the package_dir literal of setup.py's setup() call", () => {
+    const setup = (script: string) => packageRoots([], script);
+    expect(setup("setup(\n    name='PyYAML',\n    package_dir={'': 'lib'},\n    packages=['yaml', '_yaml'],\n)\n")).toEqual(['lib']);
+    expect(setup('setup(package_dir={"pkg": "src/pkg", "pkg.sub": "src/pkg/sub"})')).toEqual(['src']);
+    expect(setup("setup(package_dir = { '' : 'python/' , })")).toEqual(['python']);
+    // Computed when setup.py runs (PyYAML before 5.4): not guessed.
+    expect(setup("setup(package_dir={'': {2: 'lib', 3: 'lib3'}[sys.version_info[0]]})")).toEqual([]);
+    expect(setup("setup(packages=find_packages())")).toEqual([]);
   });
 
   it('puts such a directory on the path of the tests, and the installed metadata in it', () => {

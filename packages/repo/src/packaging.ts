@@ -340,19 +340,23 @@ export function installedMetadataStep(packaging: Packaging, dir: string, scripts
 
 /**
  * The directories a project's packaging config puts its packages in, besides the root:
- * setuptools' `package-dir` and `packages.find` `where` (pyproject.toml or setup.cfg),
- * hatch's wheel `packages`, Poetry's `packages` `from`, PDM's `package-dir`. What
- * `pip install -e .` makes importable, whatever the directory is called.
+ * setuptools' `package_dir`/`package-dir` and `packages.find` `where` (pyproject.toml,
+ * setup.cfg, or the `package_dir={...}` literal of a `setup.py` call), hatch's wheel
+ * `packages`, Poetry's `packages` `from`, PDM's `package-dir`. What `pip install -e .`
+ * makes importable, whatever the directory is called.
  */
-export function packageRoots(configFiles: readonly { path: string; text: string }[]): string[] {
+export function packageRoots(configFiles: readonly { path: string; text: string }[], setupScript?: string | null): string[] {
   const roots: string[] = [];
   const add = (dir: unknown) => {
     if (typeof dir !== 'string') return;
     const clean = dir.trim().replace(/^\.\/+/, '').replace(/\/+$/, '');
     if (clean !== '' && clean !== '.' && !clean.startsWith('..') && !roots.includes(clean)) roots.push(clean);
   };
+  const addPackageDir = (mapping: Iterable<[string, unknown]>) => {
+    for (const [name, dir] of mapping) add(packageDirRoot(name, dir));
+  };
   const pyproject = parsePyproject(configFiles.find((file) => file.path === 'pyproject.toml')?.text);
-  add(table(dig(pyproject, 'tool', 'setuptools', 'package-dir'))?.['']);
+  addPackageDir(Object.entries(table(dig(pyproject, 'tool', 'setuptools', 'package-dir')) ?? {}));
   const where = dig(pyproject, 'tool', 'setuptools', 'packages', 'find', 'where');
   for (const dir of Array.isArray(where) ? where : []) add(dir);
   const hatchPackages = dig(pyproject, 'tool', 'hatch', 'build', 'targets', 'wheel', 'packages');
@@ -366,12 +370,39 @@ export function packageRoots(configFiles: readonly { path: string; text: string 
   const setupCfgText = configFiles.find((file) => file.path === 'setup.cfg')?.text;
   if (setupCfgText !== undefined) {
     const ini = parseIni(setupCfgText);
-    for (const line of (ini.get('options')?.get('package_dir') ?? '').split('\n')) {
-      const match = /^\s*=\s*(\S+)\s*$/.exec(line);
-      if (match) add(match[1]);
-    }
+    const lines = (ini.get('options')?.get('package_dir') ?? '').split('\n');
+    addPackageDir(lines.flatMap((line): [string, string][] => {
+      const match = /^\s*([\w.]*)\s*=\s*(\S+)\s*$/.exec(line);
+      return match ? [[match[1] ?? '', match[2] ?? '']] : [];
+    }));
     add(ini.get('options.packages.find')?.get('where'));
   }
+  if (setupScript != null) addPackageDir(setupPackageDir(setupScript));
   return roots;
+}
+
+/**
+ * The directory a `package_dir` entry makes importable: the root package's (`'': 'lib'`), or
+ * the parent of a top-level package's own directory (`'pkg': 'src/pkg'`); null for a package
+ * that setuptools renames (`'pkg': 'lib'`), which no directory on the path gives.
+ */
+function packageDirRoot(name: string, dir: unknown): string | null {
+  if (typeof dir !== 'string') return null;
+  if (name === '') return dir;
+  const clean = dir.trim().replace(/\/+$/, '');
+  if (name.includes('.') || !clean.endsWith(`/${name}`)) return null;
+  return clean.slice(0, clean.length - name.length - 1);
+}
+
+/**
+ * The string-literal entries of a `setup.py`'s `package_dir={...}` keyword (`{'': 'lib'}`,
+ * `{"pkg": "src/pkg"}`); an entry computed when setup.py runs (`{'': {2: 'lib', 3:
+ * 'lib3'}[sys.version_info[0]]}`) is not read.
+ */
+function setupPackageDir(script: string): [string, string][] {
+  const literal = /\bpackage_dir\s*=\s*\{((?:[^{}]|\{[^{}]*\})*)\}/.exec(script)?.[1];
+  if (literal === undefined) return [];
+  const entry = /(['"])([\w.]*)\1\s*:\s*(['"])([^'"]*)\3\s*(?=,|$)/g;
+  return [...literal.matchAll(entry)].map((match): [string, string] => [match[2] ?? '', match[4] ?? '']);
 }
 

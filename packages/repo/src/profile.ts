@@ -307,7 +307,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   // A src layout: Python code under src/ (a package, a module, a namespace package without __init__.py).
   const srcPackage = pythonFiles.find((file) => file.startsWith('src/'));
   // Package directories the packaging config names (lib/, python/), as `pip install -e .` makes them importable.
-  const configuredRoots = packageRoots(tree.configFiles).filter((dir) => dir !== 'src' && pythonFiles.some((file) => file.startsWith(`${dir}/`) && !matchesAnyGlob(file, testGlobs)));
+  const configuredRoots = packageRoots(tree.configFiles, tree.setupScript).filter((dir) => dir !== 'src' && pythonFiles.some((file) => file.startsWith(`${dir}/`) && !matchesAnyGlob(file, testGlobs)));
   const importRoots = [...(srcPackage === undefined ? [] : ['src']), ...configuredRoots];
   // A nested project's own directory stands where the repo root does for a root project (on
   // the path of \`python -m pytest\`), and the repo's other projects are installed beside it.
