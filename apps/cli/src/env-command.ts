@@ -17,11 +17,11 @@ import type { Profile, ResolvedRepo, Worktree } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, countCoverage, groupFailures, summarizeResults } from '@envgen/testrun';
-import type { Baseline, CollectionError, FailureGroup, ResultSummary } from '@envgen/testrun';
+import type { Baseline, CollectionError, FailureGroup, ImportedElsewhere, ResultSummary } from '@envgen/testrun';
 import { findMissingPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import { stablePassing } from '@envgen/validate';
-import { cannotUse } from './format-env.js';
+import { cannotUse, ranNoCode, ranNoTreeCode } from './format-env.js';
 import type { Progress } from './progress.js';
 
 /** Options of `envgen env`. */
@@ -54,6 +54,8 @@ export interface EnvReport {
   collectionErrors: CollectionError[];
   suiteSeconds: number[];
   coverage: { coveredFunctions: number; allFunctions: number };
+  /** The tree's packages and modules the tests imported from another copy (Debian's, an installed build). */
+  importedElsewhere: ImportedElsewhere[];
   missingAptPackages: string[];
   /** Of {@link missingAptPackages}, those the Debian archive where the tests run has no candidate for. */
   unavailableAptPackages: string[];
@@ -171,6 +173,10 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
   });
   const { owner, name, commit } = checkout.repo;
   if (stablePassing(baseline).length === 0) throw unusableRepo(checkout.repo, baseline, settings);
+  const coverage = countCoverage(baseline);
+  if (ranNoCode({ coveredFunctions: coverage.covered, allFunctions: coverage.total }, baseline.untraced ?? [])) {
+    throw new EnvgenError(ERROR_CODES.noPythonTests, `${ranNoTreeCode(`${owner}/${name}`, coverage.total, baseline.importedElsewhere ?? [])}. \`envgen env\` with the same --repo shows the profile and each test's outcome.`);
+  }
   return { repo: { owner, name, commit }, worktree: checkout.worktree.path, profile, baseline, sandboxProvider: checkout.provider };
 }
 
@@ -229,6 +235,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       collectionErrors: baseline.collectionErrors,
       suiteSeconds: baseline.suiteSeconds,
       coverage: { coveredFunctions: coverage.covered, allFunctions: coverage.total },
+      importedElsewhere: baseline.importedElsewhere ?? [],
       missingAptPackages: packages.missing,
       unavailableAptPackages: packages.unavailable,
       notes: repo.notes,

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { EnvReport } from './env-command.js';
 import { verdict } from './format-env.js';
 
-function report(tests: Partial<EnvReport['tests']>): EnvReport {
+function report(tests: Partial<EnvReport['tests']>, more: Partial<EnvReport> = {}): EnvReport {
   return {
     repo: 'org/proj', owner: 'org', name: 'proj', commit: 'c'.repeat(40), sandbox: 'local',
     profile: { python: '/usr/bin/python3', env: {}, aptPackages: [], install: [], testArgs: [], testGlobs: [], deselect: [], timeoutMs: 1, testTimeoutMs: 1, provenance: {} },
     sourceFiles: 1, testFiles: 1, entities: { functions: 1, methods: 0, classes: 0 },
     tests: { total: 0, passed: 0, failed: 0, error: 0, skipped: 0, flaky: 0, ...tests },
-    flaky: [], untraced: [], failing: [], collectionErrors: [], suiteSeconds: [1], coverage: { coveredFunctions: 1, allFunctions: 1 },
-    missingAptPackages: [], unavailableAptPackages: [], notes: [], fromCache: false, seconds: 1,
+    flaky: [], untraced: [], failing: [], collectionErrors: [], suiteSeconds: [1], coverage: { coveredFunctions: 1, allFunctions: 1 }, importedElsewhere: [],
+    missingAptPackages: [], unavailableAptPackages: [], notes: [], fromCache: false, seconds: 1, ...more,
   };
 }
 
@@ -21,6 +21,17 @@ describe("envgen env's verdict", () => {
   it('says so when most tests are flaky: few bugs will be kept', () => {
     // joerick/pyinstrument before envgen hid its tracers: 75 of 79 tests flaky, 0 of 40 candidates kept.
     expect(verdict(report({ passed: 4, flaky: 75 }))).toMatch(/^envgen can run org\/proj's tests in the local sandbox, but most are flaky \(75 flaky, 4 stable passing\): bugs are proved by stable tests only, so few will be kept/);
+  });
+
+  it("says the repo cannot be used when its passing tests ran none of the tree's functions, naming the copy they ran", () => {
+    const elsewhere = [{ module: 'yaml', tree: 'lib/yaml', imported: '/usr/lib/python3/dist-packages/yaml/__init__.py' }];
+    expect(verdict(report({ passed: 40 }, { coverage: { coveredFunctions: 0, allFunctions: 355 }, importedElsewhere: elsewhere }))).toBe(
+      "envgen cannot use org/proj: its tests pass but ran none of the tree's 355 functions (they import yaml from /usr/lib/python3/dist-packages/yaml/__init__.py, not the tree's lib/yaml), so no bug in them can be proved. " +
+        'If the tree\'s package lives in a directory its packaging config does not name, put that directory on the tests\' path with a profile file: {"env": {"PYTHONPATH": "lib"}} (configs/profiles/README.md)',
+    );
+    expect(verdict(report({ passed: 40 }, { coverage: { coveredFunctions: 0, allFunctions: 8 } }))).toMatch(/ran none of the tree's 8 functions \(they import another copy of its code, an installed one, or run it only in processes of their own\)/);
+    // A test that ran a profiler of its own hides what it ran: not a verdict to draw then.
+    expect(verdict(report({ passed: 40 }, { coverage: { coveredFunctions: 0, allFunctions: 8 }, untraced: ['t.py::test_profiles'] }))).toBe("envgen can run org/proj's tests safely in the local sandbox");
   });
 
   it('says the repo cannot be used when no test passes', () => {

@@ -1,4 +1,5 @@
 import { installablePackages } from './host-packages.js';
+import type { ImportedElsewhere } from '@envgen/testrun';
 import type { EnvReport } from './env-command.js';
 
 function percent(part: number, whole: number): string {
@@ -67,15 +68,40 @@ export function formatEnvReport(report: EnvReport): string {
   if (installable.length > 0) rows.push(['missing', `${install} ${installable.join(' ')}`]);
   if (report.unavailableAptPackages.length > 0) rows.push(['not in apt', `${report.unavailableAptPackages.join(' ')} (not in this machine's Debian archive)`]);
   for (const submodule of report.profile.submodules ?? []) rows.push(['submodule', `${submodule.path} @ ${submodule.commit.slice(0, 8)} (checked out with the repo)`]);
+  for (const entry of report.importedElsewhere) rows.push(['imported', `${entry.module} from ${entry.imported}, not the tree's ${entry.tree}`]);
   for (const note of report.notes) rows.push(['note', note]);
   const width = Math.max(...rows.map(([label]) => label.length));
   const body = rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join('\n');
   return `${body}\n\n${verdict(report)} (${report.seconds.toFixed(1)} s)`;
 }
 
+/** The clean suite passed without running any of the tree's functions (none of its tests ran a profiler of its own, which would hide them). */
+export function ranNoCode(coverage: EnvReport['coverage'], untraced: readonly string[]): boolean {
+  return coverage.coveredFunctions === 0 && coverage.allFunctions > 0 && untraced.length === 0;
+}
+
 /** Why no bug can be proved on a repo, in the words `env` and `inject` both use. */
 export function cannotUse(repo: string, sandbox: string): string {
   return `envgen cannot use ${repo}: no test passed stably on its clean tree in the ${sandbox} sandbox, so no bug can be proved`;
+}
+
+/**
+ * Why no bug can be proved in a repo whose passing tests ran none of its functions, and what
+ * to do, in the words `env` and `inject` both use.
+ */
+export function ranNoTreeCode(repo: string, functions: number, elsewhere: readonly ImportedElsewhere[]): string {
+  const where =
+    elsewhere.length > 0
+      ? `they import ${elsewhere
+          .slice(0, 3)
+          .map((entry) => `${entry.module} from ${entry.imported}, not the tree's ${entry.tree}`)
+          .join('; ')}`
+      : 'they import another copy of its code, an installed one, or run it only in processes of their own';
+  const parent = elsewhere.map((entry) => entry.tree.slice(0, Math.max(0, entry.tree.lastIndexOf('/')))).find((dir) => dir !== '') ?? '<dir>';
+  return (
+    `envgen cannot use ${repo}: its tests pass but ran none of the tree's ${functions} functions (${where}), so no bug in them can be proved. ` +
+    `If the tree's package lives in a directory its packaging config does not name, put that directory on the tests' path with a profile file: {"env": {"PYTHONPATH": "${parent}"}} (configs/profiles/README.md)`
+  );
 }
 
 /** One sentence: can envgen use this repo? */
@@ -84,6 +110,7 @@ export function verdict(report: EnvReport): string {
   if (passed === 0) {
     return cannotUse(report.repo, report.sandbox);
   }
+  if (ranNoCode(report.coverage, report.untraced)) return ranNoTreeCode(report.repo, report.coverage.allFunctions, report.importedElsewhere);
   if (flaky > passed) {
     // Only stable passing tests can prove a bug: most candidates will find none that fails.
     return (

@@ -42,6 +42,8 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
      "coverage": {nodeid: {relpath: [co_firstlineno, ...]}},   # only with ENVGEN_COVERAGE=1
      "untraced": [nodeid, ...],     # with coverage: tests that took the profile hook (a
                                     # profiler of their own), whose coverage is partial
+     "imported": {name: path},      # with coverage: top-level modules the session imported
+                                    # from outside the rootdir, the standard library aside
      "lines": {relpath: [lineno, ...]}}                        # only with ENVGEN_LINES
 """
 
@@ -51,6 +53,7 @@ import json
 import os
 import signal
 import sys
+import sysconfig
 import threading
 import time
 
@@ -685,6 +688,26 @@ class _Recorder:
                     per_file.setdefault(key, set()).add(code.co_firstlineno)
         return {path: sorted(lines) for path, lines in sorted(per_file.items())}
 
+    def _imported_elsewhere(self):
+        """Top-level modules imported from files outside the rootdir, the standard library aside.
+
+        Where a package of the tree was imported from another copy (Debian's, an installed
+        build), its tests ran none of the tree's code: envgen names that copy.
+        """
+        paths = sysconfig.get_paths()
+        stdlib = {os.path.realpath(paths[key]) + os.sep for key in ("stdlib", "platstdlib") if key in paths}
+        found = {}
+        for name, module in list(sys.modules.items()):
+            filename = getattr(module, "__file__", None)
+            if "." in name or not isinstance(filename, str):
+                continue
+            path = os.path.realpath(filename)
+            installed = "site-packages" in path or "dist-packages" in path
+            if path.startswith(self.rootdir + os.sep) or (not installed and any(path.startswith(lib) for lib in stdlib)):
+                continue
+            found[name] = path
+        return dict(sorted(found.items()))
+
     # -- output -----------------------------------------------------------------------
 
     def write(self):
@@ -714,6 +737,7 @@ class _Recorder:
         if self.coverage is not None:
             payload["coverage"] = {nodeid: self._lines(code_sets) for nodeid, code_sets in self.coverage.items()}
             payload["untraced"] = sorted(self.untraced)
+            payload["imported"] = self._imported_elsewhere()
         if lines is not None:
             payload["lines"] = lines
         temp = "%s.tmp%d" % (self.results_path, os.getpid())

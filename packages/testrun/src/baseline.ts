@@ -17,7 +17,7 @@ import { runInstallSteps } from './install-steps.js';
 import { openPytestSandbox } from './pytest-sandbox.js';
 import { runPytest } from './run-pytest.js';
 import type { PytestRun } from './run-pytest.js';
-import type { Baseline, CollectionError, TestResult } from './types.js';
+import type { Baseline, CollectionError, ImportedElsewhere, TestResult } from './types.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -160,6 +160,31 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
 }
 
 /**
+ * The tree's top-level import names and where each is in the tree: a package whose parent
+ * directory is none (`lib/yaml` for `lib/yaml/parser.py`), a module beside no `__init__.py`.
+ */
+export function topLevelModules(sourceFiles: readonly string[]): Map<string, string> {
+  const packages = new Set(sourceFiles.filter((file) => file === '__init__.py' || file.endsWith('/__init__.py')).map((file) => dirname(file)));
+  const found = new Map<string, string>();
+  for (const file of sourceFiles) {
+    const parts = file.split('/');
+    const outermost = parts.slice(0, -1).findIndex((_, index) => packages.has(parts.slice(0, index + 1).join('/')));
+    const path = outermost >= 0 ? parts.slice(0, outermost + 1).join('/') : file;
+    const name = (path.split('/').pop() ?? '').replace(/\.py$/, '');
+    if (/^[A-Za-z_]\w*$/.test(name) && name !== '__init__' && !found.has(name)) found.set(name, path);
+  }
+  return found;
+}
+
+/** The tree's top-level modules a run imported from elsewhere (see `Baseline.importedElsewhere`). */
+function importedElsewhere(sourceFiles: readonly string[], imported: Readonly<Record<string, string>>): ImportedElsewhere[] {
+  return [...topLevelModules(sourceFiles)].flatMap(([module, tree]) => {
+    const path = imported[module];
+    return path === undefined ? [] : [{ module, tree, imported: path }];
+  });
+}
+
+/**
  * The clean repo's baseline: the profile's install steps run in `worktree` itself (so every
  * later copy of it has their outputs, cached baseline or not), then the suite runs twice at
  * once, in two sandboxes over two copies of it (coverage and the lines of
@@ -233,6 +258,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
         ),
       ),
     ].sort();
+    const elsewhere = importedElsewhere(profile.sourceFiles, traced.imported ?? {});
     const baseline: Baseline = {
       commit,
       profileHash: hash,
@@ -241,6 +267,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       collectionErrors: mergeCollectionErrors(plain.collectionErrors, traced.collectionErrors),
       coverage: mapCoverage(traced.coverage ?? {}, (file) => entities.get(file) ?? null),
       untraced: traced.untraced ?? [],
+      ...(elsewhere.length > 0 ? { importedElsewhere: elsewhere } : {}),
       functions,
       executedLines: traced.lines ?? null,
       suiteSeconds: [plain.seconds, traced.seconds],

@@ -1,4 +1,4 @@
-export type { TestOutcome, TestResult, CollectionError, TestRun, CoveredEntity, Baseline } from './types.js';
+export type { TestOutcome, TestResult, CollectionError, TestRun, CoveredEntity, Baseline, ImportedElsewhere } from './types.js';
 export { openPytestSandbox, makeOutDir, pytestMounts, PYTEST_SUPPORT_DIR, SANDBOX_SUPPORT_DIR } from './pytest-sandbox.js';
 export type { OutDir, PytestSandbox, OpenPytestSandboxOptions } from './pytest-sandbox.js';
 export { runPytest, splitTestArgs, buildPytestArgv, buildPytestEnv, parseResultsFile, softDeadlineMs, writeRunFile } from './run-pytest.js';

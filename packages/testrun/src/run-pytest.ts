@@ -27,6 +27,11 @@ export interface PytestRun extends TestRun {
    */
   untraced?: string[];
   /**
+   * With `coverage`: top-level module name → the file it was imported from, for the modules
+   * the session imported from outside the tree (the standard library aside).
+   */
+  imported?: Record<string, string>;
+  /**
    * With `lines`: the lines of those files that ran (files none of whose lines ran are left
    * out), or null when the suite displaced the tracer and the plugin could not tell.
    */
@@ -66,6 +71,7 @@ interface ResultsFile {
   collectionErrors: CollectionError[];
   coverage?: PytestCoverage;
   untraced?: string[];
+  imported?: Record<string, string>;
   lines?: PytestLines;
 }
 
@@ -203,6 +209,7 @@ export function parseResultsFile(text: string): ResultsFile | null {
   if (isRecord(data['coverage'])) parsed.coverage = data['coverage'] as PytestCoverage;
   if (isRecord(data['lines'])) parsed.lines = data['lines'] as PytestLines;
   if (Array.isArray(data['untraced'])) parsed.untraced = data['untraced'].map(String);
+  if (isRecord(data['imported'])) parsed.imported = Object.fromEntries(Object.entries(data['imported']).map(([name, path]) => [name, String(path)]));
   return parsed;
 }
 
@@ -289,6 +296,7 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   if (coverage) {
     run.coverage = parsed?.coverage ?? {};
     run.untraced = parsed?.untraced ?? [];
+    run.imported = parsed?.imported ?? {};
   }
   if (options.lines !== undefined) run.lines = parsed?.lines ?? null;
   logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });

@@ -50,6 +50,16 @@ export interface CoveredEntity {
  * The clean repo's behaviour: per-test results of two runs, flaky tests (outcome differed),
  * and which tests executed which entities.
  */
+/** A module of the tree that the tests imported from somewhere else. */
+export interface ImportedElsewhere {
+  /** Its import name (`yaml`). */
+  module: string;
+  /** Where it is in the tree, repo-relative (`lib/yaml`, `lib/util.py`). */
+  tree: string;
+  /** The file the tests imported instead (`/usr/lib/python3/dist-packages/yaml/__init__.py`). */
+  imported: string;
+}
+
 export interface Baseline {
   commit: string;
   profileHash: string;
@@ -66,6 +76,12 @@ export interface Baseline {
    * made before envgen recorded it.
    */
   untraced?: string[];
+  /**
+   * The tree's top-level packages and modules the coverage run imported from another copy
+   * outside the tree (Debian's, an installed build): its tests ran that copy, not the tree's
+   * code. Absent when there is none, and in baselines made before envgen recorded it.
+   */
+  importedElsewhere?: ImportedElsewhere[];
   /** Entity keys of every function and method in the profile's source files, sorted. */
   functions: string[];
   /**
