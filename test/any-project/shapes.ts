@@ -696,6 +696,141 @@ def test_round_trip():
 `,
     },
   },
+  'conftest-collector-data-files': {
+    about: "tests a conftest's own collector makes, one per data file, from functions a test module star-imports (PyYAML's legacy tests): no definition per test to delete, so the weakening deselects them in that conftest",
+    failingSomewhere: 'tests/test_all.py::test_load::',
+    mustHold: ['tests/test_all.py::test_load::list.kv', 'tests/test_all.py::test_round_trip::bool.kv'],
+    files: {
+      'kv/__init__.py': `"""key = value lines: ints, booleans, quoted strings and flat lists."""
+
+
+def _value(text):
+    text = text.strip()
+    if text in ("true", "false"):
+        return text == "true"
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        return [_value(part) for part in inner.split(",")] if inner else []
+    if len(text) >= 2 and text.startswith('"') and text.endswith('"'):
+        return text[1:-1]
+    if text.lstrip("-").isdigit():
+        return int(text)
+    raise ValueError("bad value: " + text)
+
+
+def load(source):
+    result = {}
+    for line in source.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ValueError("no '=' in " + line)
+        result[key.strip()] = _value(value)
+    return result
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_text(item) for item in value) + "]"
+    if isinstance(value, str):
+        return '"' + value + '"'
+    return str(value)
+
+
+def dump(data):
+    return "".join(key + " = " + _text(data[key]) + "\\n" for key in sorted(data))
+`,
+      'tests/conftest.py': `import os
+
+import pytest
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+class DataItem(pytest.Item):
+    def __init__(self, *, function, filename, **kwargs):
+        super().__init__(**kwargs)
+        self._function = function
+        self._filename = filename
+
+    def runtest(self):
+        self._function(self._filename)
+
+    def reportinfo(self):
+        return self._filename, 0, self.name
+
+
+class DataCollector(pytest.Collector):
+    def __init__(self, *, function, **kwargs):
+        super().__init__(**kwargs)
+        self._function = function
+
+    def collect(self):
+        for name in sorted(os.listdir(DATA)):
+            if name.endswith(self._function.data_ext):
+                yield DataItem.from_parent(self, name=name, function=self._function, filename=os.path.join(DATA, name))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pycollect_makeitem(collector, name, obj):
+    outcome = yield
+    if callable(obj) and getattr(obj, "data_ext", None) is not None:
+        outcome.force_result(DataCollector.from_parent(collector, name=name, function=obj))
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.nodeid)
+`,
+      'tests/cases.py': `import json
+
+import kv
+
+
+def _read(filename):
+    with open(filename, encoding="utf-8") as handle:
+        source, _, expected = handle.read().partition("---\\n")
+    return source, expected
+
+
+def test_load(filename):
+    source, expected = _read(filename)
+    assert kv.load(source) == json.loads(expected)
+
+
+def test_round_trip(filename):
+    data = kv.load(_read(filename)[0])
+    assert kv.load(kv.dump(data)) == data
+
+
+test_load.data_ext = ".kv"
+test_round_trip.data_ext = ".kv"
+`,
+      'tests/test_all.py': 'from cases import *  # noqa: F401,F403\n',
+      'tests/test_errors.py': `import pytest
+
+import kv
+
+
+def test_no_equals():
+    with pytest.raises(ValueError):
+        kv.load("a 1")
+
+
+def test_bad_value():
+    with pytest.raises(ValueError):
+        kv.load("a = what")
+`,
+      'tests/data/int.kv': 'a = 1\nb = -22\n---\n{"a": 1, "b": -22}\n',
+      'tests/data/bool.kv': 'on = true\noff = false\n---\n{"on": true, "off": false}\n',
+      'tests/data/str.kv': 'name = "envgen"\n---\n{"name": "envgen"}\n',
+      'tests/data/list.kv': 'xs = [1, 2, 3]\nnone = []\n---\n{"xs": [1, 2, 3], "none": []}\n',
+      'tests/data/comment.kv': '# top\nx = 1  # one\n\ny = "two"\n---\n{"x": 1, "y": "two"}\n',
+    },
+  },
   'warnings-error-plugin-options': {
     about: "addopts `-W=error --asyncio-mode=auto` (a plugin's option) and a config key the machine's pytest-asyncio is too old to know (tqdm)",
     // The developers' newer pytest-asyncio knows asyncio_default_fixture_loop_scope; Debian's 0.20 warns about it, an error under -W=error.

@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyPatch } from '@envgen/patch';
 import { hasSyntaxErrors } from '@envgen/python';
@@ -256,6 +259,62 @@ describe('makeTestWeaken', () => {
     const probe = `${(after['tests/test_mod.py'] ?? '').replace('from .variants import test_variant', 'test_variant = 1')}\nprint("test_variant" in globals(), "test_other" in globals())\n`;
     const out = execFileSync('/usr/bin/python3', ['-c', probe], { encoding: 'utf8' });
     expect(out.trim()).toBe('False True');
+  });
+
+  it("deselects tests a conftest's collector makes from star-imported functions, in that conftest, after its own hook, whatever the rootdir", async () => {
+    const conftest = [
+      'import os',
+      '',
+      'import pytest',
+      '',
+      '',
+      'class DataItem(pytest.Item):',
+      '    def runtest(self):',
+      '        pass',
+      '',
+      '',
+      'class DataCollector(pytest.Collector):',
+      '    def collect(self):',
+      '        for name in ("a.data", "b.data", "c.data"):',
+      '            yield DataItem.from_parent(self, name=name)',
+      '',
+      '',
+      '@pytest.hookimpl(hookwrapper=True)',
+      'def pytest_pycollect_makeitem(collector, name, obj):',
+      '    outcome = yield',
+      '    if getattr(obj, "data", False):',
+      '        outcome.force_result(DataCollector.from_parent(collector, name=name))',
+      '',
+      '',
+      '@pytest.hookimpl(tryfirst=True)',
+      'def pytest_collection_modifyitems(items):',
+      '    items.reverse()',
+      '',
+    ].join('\n');
+    const files = {
+      'tests/pytest.ini': '[pytest]\n',
+      'tests/conftest.py': conftest,
+      'tests/cases.py': 'def test_case():\n    pass\n\n\ntest_case.data = True\n',
+      'tests/test_all.py': 'from cases import *  # noqa\n',
+    };
+    const ids = ['tests/test_all.py::test_case::b.data'];
+    const { after, removed, removedIds, testFiles, unresolved } = await weakened(files, ids, { testFiles: ['tests/conftest.py', 'tests/cases.py', 'tests/test_all.py'] });
+    expect(unresolved).toEqual([]);
+    expect(removed).toEqual([{ nodeId: ids[0], kind: 'collected', file: 'tests/conftest.py', qualifiedName: 'test_case.b.data', line: 0 }]);
+    expect(removedIds).toEqual(ids);
+    expect(testFiles).toEqual(['tests/conftest.py']);
+    const repo = mkdtempSync(join(tmpdir(), 'envgen-weaken-collected-'));
+    try {
+      for (const [path, text] of Object.entries({ ...files, ...after })) {
+        mkdirSync(dirname(join(repo, path)), { recursive: true });
+        writeFileSync(join(repo, path), text);
+      }
+      // rootdir tests/ (its pytest.ini): pytest's ids lack the tests/ prefix the weakening names.
+      const out = execFileSync('/usr/bin/python3', ['-m', 'pytest', '--collect-only', '-q', '-p', 'no:cacheprovider', 'tests'], { cwd: repo, encoding: 'utf8' });
+      expect(out.split('\n').filter((line) => line.includes('::'))).toEqual(['test_all.py::test_case::c.data', 'test_all.py::test_case::a.data']);
+    } finally {
+      rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it('is deterministic', async () => {

@@ -39,9 +39,11 @@ export interface WeakenRemoval {
    * test its module binds last by an import (`from .variants import test_x`, shadowing a `def`
    * of the same name). Both are removed from the namespace of the module that collects them.
    * `doctest`: a text file collected as one doctest (`docs/usage.rst::usage.rst`), its examples
-   * deleted (see {@link deleteDoctestExamples}).
+   * deleted (see {@link deleteDoctestExamples}). `collected`: a test a collector of the
+   * project's own made (one item per data file), deselected by code appended to the nearest
+   * conftest.py (`file` is that conftest).
    */
-  kind: 'function' | 'assertion' | 'generated' | 'imported' | 'doctest';
+  kind: 'function' | 'assertion' | 'generated' | 'imported' | 'doctest' | 'collected';
   file: string;
   /** `Class.method` or `func` of the test. */
   qualifiedName: string;
@@ -193,7 +195,7 @@ class DefinitionResolver {
    * Where the name `dotted` (`Mixin` or `base.Mixin`) used at the top level of `file` is
    * defined as a `kind`, following imports up to a few modules deep.
    */
-  async lookup(file: ParsedFile, dotted: string[], kind: 'function_definition' | 'class_definition', depth = 0): Promise<Definition | null> {
+  async lookup(file: ParsedFile, dotted: string[], kind: 'function_definition' | 'class_definition', depth = 0, star = false): Promise<Definition | null> {
     if (depth > 8 || dotted.length === 0) return null;
     const [head, ...rest] = dotted as [string, ...string[]];
     if (rest.length === 0) {
@@ -206,18 +208,28 @@ class DefinitionResolver {
         if (binding.name === null) {
           // `import a.b as m` / `import a`: the rest of the name lives in that module.
           const target = await this.module(file.path, binding.module, binding.level);
-          if (target) return this.lookup(target, rest.length > 0 ? rest : [head], kind, depth + 1);
+          if (target) return this.lookup(target, rest.length > 0 ? rest : [head], kind, depth + 1, star);
           continue;
         }
         const target = await this.module(file.path, binding.module, binding.level);
         if (target) {
-          const found = await this.lookup(target, [binding.name, ...rest], kind, depth + 1);
+          const found = await this.lookup(target, [binding.name, ...rest], kind, depth + 1, star);
           if (found) return found;
         }
         // `from pkg import mod` where mod is a module.
         const asModule = await this.module(file.path, [...binding.module, binding.name], binding.level);
-        if (asModule && rest.length > 0) return this.lookup(asModule, rest, kind, depth + 1);
+        if (asModule && rest.length > 0) return this.lookup(asModule, rest, kind, depth + 1, star);
       }
+    }
+    // With `star`, `from test_structure import *` too, as aggregating test modules do (PyYAML's
+    // test_yaml.py): to tell what a name is; deleting a `def` others import is another matter.
+    for (const statement of star ? importStatements(file.root) : []) {
+      const source = statement.childForFieldName('module_name');
+      if (statement.type !== 'import_from_statement' || source === null || !statement.namedChildren.some((child) => child.type === 'wildcard_import')) continue;
+      const level = /^\.*/.exec(source.text)?.[0].length ?? 0;
+      const target = await this.module(file.path, source.text.slice(level).split('.').filter((part) => part !== ''), level);
+      const found = target ? await this.lookup(target, dotted, kind, depth + 1, star) : null;
+      if (found) return found;
     }
     return null;
   }
@@ -419,6 +431,62 @@ function removeGeneratedTests(entries: ReadonlyArray<[string | null, string]>): 
 }
 
 /**
+ * The conftest.py that deselects a test a collector of the project's own made (a conftest's
+ * `pytest_pycollect_makeitem` turning a function into one item per data file, as PyYAML's
+ * legacy tests; `pytest_collect_file` items of a non-Python file): the nearest conftest of
+ * the test files at or above the test's file, or null when the id is no such test.
+ */
+async function collectedByConftest(resolver: DefinitionResolver, testFiles: ReadonlySet<string>, parts: NodeIdParts): Promise<string | null> {
+  const module = testFiles.has(parts.file) ? await resolver.file(parts.file) : null;
+  const [outer] = parts.classes;
+  const collectsFunction =
+    module !== null && outer !== undefined && (await resolver.lookup(module, [outer], 'class_definition', 0, true)) === null &&
+    (await resolver.lookup(module, [outer], 'function_definition', 0, true)) !== null;
+  const collectsFile = !parts.file.endsWith('.py') && parts.name !== '' && !isDoctestTextId(parts);
+  if (!collectsFunction && !collectsFile) return null;
+  for (let dir = dirnameOf(parts.file); ; dir = dirnameOf(dir)) {
+    const conftest = dir === '' ? 'conftest.py' : `${dir}/conftest.py`;
+    if (testFiles.has(conftest) && (await resolver.file(conftest)) !== null) return conftest;
+    if (dir === '') return null;
+  }
+}
+
+/**
+ * Python appended to a conftest.py that deselects tests by node id (repo-relative, whatever
+ * the rootdir), after the conftest's own `pytest_collection_modifyitems`, which it calls with
+ * the arguments that hook takes, and keeps the ordering marks of.
+ */
+function deselectCollectedTests(conftest: string, nodeIds: readonly string[]): string {
+  const depth = conftest.split('/').length - 1;
+  return [
+    '',
+    '',
+    "# Tests the weakening removes: made by the project's own collectors, with no definition of their own to delete.",
+    '_weakened_ids = frozenset([',
+    ...[...nodeIds].sort().map((nodeId) => `    ${JSON.stringify(nodeId)},`),
+    '])',
+    '_weakened_hook = globals().get("pytest_collection_modifyitems")',
+    '',
+    '',
+    'def pytest_collection_modifyitems(session, config, items):',
+    '    import os',
+    '',
+    '    if _weakened_hook is not None:',
+    '        _weakened_args = _weakened_hook.__code__.co_varnames[: _weakened_hook.__code__.co_argcount]',
+    '        _weakened_hook(**{k: v for k, v in (("session", session), ("config", config), ("items", items)) if k in _weakened_args})',
+    `    _weakened_repo = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * ${depth}))`,
+    '    _weakened_prefix = os.path.relpath(str(getattr(config, "rootpath", None) or config.rootdir), _weakened_repo).replace(os.sep, "/")',
+    '    _weakened_prefix = "" if _weakened_prefix == "." else _weakened_prefix + "/"',
+    '    items[:] = [item for item in items if _weakened_prefix + item.nodeid not in _weakened_ids]',
+    '',
+    '',
+    'if _weakened_hook is not None:',
+    '    pytest_collection_modifyitems.pytest_impl = {k: v for k, v in (getattr(_weakened_hook, "pytest_impl", None) or {}).items() if k in ("tryfirst", "trylast")}',
+    '',
+  ].join('\n');
+}
+
+/**
  * Builds test_weaken.diff: deletes the tests named by FAIL_TO_PASS node ids from the test
  * files that define them, with tree-sitter (the code is deleted, never commented out). A
  * parametrized id `test_x[1-2]` deletes the function `test_x`; `tests/t.py::TestC::test_m`
@@ -447,6 +515,8 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
   };
   /** Per test module: tests generated at import (no definition in the source), as (class path, name). */
   const generated = new Map<string, Array<[string | null, string]>>();
+  /** Per conftest.py: tests a collector of the project's made, deselected there. */
+  const deselected = new Map<string, string[]>();
   /** Text files collected as doctests, without their examples. */
   const texts: Array<{ path: string; before: string; after: string }> = [];
   for (const nodeId of [...new Set(options.failToPass)].sort()) {
@@ -473,6 +543,14 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     const found = await resolve(nodeId);
     if (found.length === 0) {
       const parts = parseNodeId(nodeId);
+      const conftest = parts === null ? null : await collectedByConftest(resolver, testFiles, parts);
+      if (parts !== null && conftest !== null) {
+        const entries = deselected.get(conftest) ?? [];
+        if (!entries.includes(nodeId)) entries.push(nodeId);
+        deselected.set(conftest, entries);
+        removed.push({ nodeId, kind: 'collected', file: conftest, qualifiedName: [...parts.classes, parts.name].join('.'), line: 0 });
+        continue;
+      }
       if (parts !== null && testFiles.has(parts.file) && isGeneratedTestName(parts) && (await resolver.file(parts.file)) !== null) {
         const owner = parts.classes.length > 0 ? parts.classes.join('.') : null;
         const entries = generated.get(parts.file) ?? [];
@@ -496,7 +574,7 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     }
   }
   const changes: Array<{ path: string; before: string; after: string }> = [];
-  const paths = [...new Set([...deletions.keys(), ...generated.keys()])].sort();
+  const paths = [...new Set([...deletions.keys(), ...generated.keys(), ...deselected.keys()])].sort();
   for (const path of paths) {
     const file = deletions.get(path)?.file ?? ((await resolver.file(path)) as ParsedFile);
     const nodes = deletions.get(path)?.nodes ?? new Map<number, SyntaxNode>();
@@ -506,9 +584,11 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
       (node) => !isAssertion(node) || !functions.some((fn) => fn.startIndex <= node.startIndex && node.endIndex <= fn.endIndex),
     );
     const extra = generated.get(path);
-    if (statements.length === 0 && extra === undefined) continue;
+    const collected = deselected.get(path);
+    if (statements.length === 0 && extra === undefined && collected === undefined) continue;
     const deleted = statements.length === 0 ? file.source : deleteStatements(file.source, statements);
-    const after = extra === undefined ? deleted : `${deleted.replace(/\s*$/, '\n')}${removeGeneratedTests(extra)}`;
+    const appended = [...(extra === undefined ? [] : [removeGeneratedTests(extra)]), ...(collected === undefined ? [] : [deselectCollectedTests(path, collected)])];
+    const after = appended.length === 0 ? deleted : `${deleted.replace(/\s*$/, '\n')}${appended.join('')}`;
     if (hasSyntaxErrors(after) && !file.root.hasError) {
       throw new EnvgenError(ERROR_CODES.internal, `Weakening ${path} left a syntax error; this is a bug in envgen, please report it with the file.`);
     }
