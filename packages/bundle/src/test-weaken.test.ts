@@ -282,7 +282,7 @@ describe('makeTestWeaken', () => {
       '@pytest.hookimpl(hookwrapper=True)',
       'def pytest_pycollect_makeitem(collector, name, obj):',
       '    outcome = yield',
-      '    if getattr(obj, "data", False):',
+      '    if name.startswith("test") and getattr(obj, "data", False):',
       '        outcome.force_result(DataCollector.from_parent(collector, name=name))',
       '',
       '',
@@ -296,11 +296,16 @@ describe('makeTestWeaken', () => {
       'tests/conftest.py': conftest,
       'tests/cases.py': 'def test_case():\n    pass\n\n\ntest_case.data = True\n',
       'tests/test_all.py': 'from cases import *  # noqa\n',
+      // Made at import, as PyYAML's test_yaml_ext.py wraps each function into a `<name>_ext`.
+      'tests/test_made.py': 'def _made():\n    pass\n\n\n_made.data = True\nglobals()["test_made"] = _made\n',
     };
-    const ids = ['tests/test_all.py::test_case::b.data'];
-    const { after, removed, removedIds, testFiles, unresolved } = await weakened(files, ids, { testFiles: ['tests/conftest.py', 'tests/cases.py', 'tests/test_all.py'] });
+    const ids = ['tests/test_all.py::test_case::b.data', 'tests/test_made.py::test_made::a.data'];
+    const { after, removed, removedIds, testFiles, unresolved } = await weakened(files, ids, { testFiles: ['tests/conftest.py', 'tests/cases.py', 'tests/test_all.py', 'tests/test_made.py'] });
     expect(unresolved).toEqual([]);
-    expect(removed).toEqual([{ nodeId: ids[0], kind: 'collected', file: 'tests/conftest.py', qualifiedName: 'test_case.b.data', line: 0 }]);
+    expect(removed).toEqual([
+      { nodeId: ids[0], kind: 'collected', file: 'tests/conftest.py', qualifiedName: 'test_case.b.data', line: 0 },
+      { nodeId: ids[1], kind: 'collected', file: 'tests/conftest.py', qualifiedName: 'test_made.a.data', line: 0 },
+    ]);
     expect(removedIds).toEqual(ids);
     expect(testFiles).toEqual(['tests/conftest.py']);
     const repo = mkdtempSync(join(tmpdir(), 'envgen-weaken-collected-'));
@@ -311,7 +316,7 @@ describe('makeTestWeaken', () => {
       }
       // rootdir tests/ (its pytest.ini): pytest's ids lack the tests/ prefix the weakening names.
       const out = execFileSync('/usr/bin/python3', ['-m', 'pytest', '--collect-only', '-q', '-p', 'no:cacheprovider', 'tests'], { cwd: repo, encoding: 'utf8' });
-      expect(out.split('\n').filter((line) => line.includes('::'))).toEqual(['test_all.py::test_case::c.data', 'test_all.py::test_case::a.data']);
+      expect(out.split('\n').filter((line) => line.includes('::'))).toEqual(['test_made.py::test_made::c.data', 'test_made.py::test_made::b.data', 'test_all.py::test_case::c.data', 'test_all.py::test_case::a.data']);
     } finally {
       rmSync(repo, { recursive: true, force: true });
     }

@@ -433,17 +433,17 @@ function removeGeneratedTests(entries: ReadonlyArray<[string | null, string]>): 
 /**
  * The conftest.py that deselects a test a collector of the project's own made (a conftest's
  * `pytest_pycollect_makeitem` turning a function into one item per data file, as PyYAML's
- * legacy tests; `pytest_collect_file` items of a non-Python file): the nearest conftest of
- * the test files at or above the test's file, or null when the id is no such test.
+ * legacy tests, the function defined or made at import; `pytest_collect_file` items of a
+ * non-Python file): the nearest conftest of the test files at or above the test's file, or
+ * null when the id is no such test or no conftest is there.
  */
 async function collectedByConftest(resolver: DefinitionResolver, testFiles: ReadonlySet<string>, parts: NodeIdParts): Promise<string | null> {
   const module = testFiles.has(parts.file) ? await resolver.file(parts.file) : null;
   const [outer] = parts.classes;
-  const collectsFunction =
-    module !== null && outer !== undefined && (await resolver.lookup(module, [outer], 'class_definition', 0, true)) === null &&
-    (await resolver.lookup(module, [outer], 'function_definition', 0, true)) !== null;
+  // Its owner is no class of the source: a function (through star imports too) or one made at import.
+  const ownedByNoClass = module !== null && outer !== undefined && (await resolver.lookup(module, [outer], 'class_definition', 0, true)) === null;
   const collectsFile = !parts.file.endsWith('.py') && parts.name !== '' && !isDoctestTextId(parts);
-  if (!collectsFunction && !collectsFile) return null;
+  if (!ownedByNoClass && !collectsFile) return null;
   for (let dir = dirnameOf(parts.file); ; dir = dirnameOf(dir)) {
     const conftest = dir === '' ? 'conftest.py' : `${dir}/conftest.py`;
     if (testFiles.has(conftest) && (await resolver.file(conftest)) !== null) return conftest;
