@@ -124,6 +124,14 @@ describe('swap_operands', () => {
     for (const out of outs) expect(hasSyntaxErrors(out)).toBe(false);
   });
 
+  it('has no site where the swap changes nothing: a symmetric comparison, a type annotation', () => {
+    for (const body of ['x is None', 'x is not None', 'x == y', 'x  !=  y']) {
+      expect(mutate('swap_operands', `def h(x, y):\n    return ${body}\n`, 'h', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
+    }
+    expect(mutate('swap_operands', 'def h(x: str | None, y: int | None) -> int | None:\n    z: int | None = None\n    return z\n', 'h', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
+    expect(mutated('swap_operands', 'def h(x, y):\n    return x <= y\n', 'h', 1)).toBe('def h(x, y):\n    return y <= x\n');
+  });
+
   it('has no site where both operands read the same', () => {
     expect(mutate('swap_operands', 'def h(x):\n    return x * x\n', 'h', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
   });

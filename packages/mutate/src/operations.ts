@@ -62,9 +62,24 @@ export const changeOperator: Strategy = {
 };
 
 /** The two operands of a binary, boolean or single comparison expression, or null (also when they read the same). */
+/** Comparisons whose operands commute: swapping them changes nothing (`x is None` → `None is x`). */
+const SYMMETRIC_COMPARISONS: ReadonlySet<string> = new Set(['==', '!=', 'is', 'is not']);
+
+/**
+ * The two operands to swap at `node`, or null where the swap cannot change what runs: both
+ * read the same, a symmetric comparison, or a type annotation (`str | None`).
+ */
 function operandPair(node: SyntaxNode): [SyntaxNode, SyntaxNode] | null {
   const pair = anyOperandPair(node);
-  return pair === null || pair[0].text === pair[1].text ? null : pair;
+  if (pair === null || pair[0].text === pair[1].text) return null;
+  if (node.type === 'comparison_operator') {
+    const operator = node.text.slice(pair[0].endIndex - node.startIndex, pair[1].startIndex - node.startIndex).trim().split(/\s+/).join(' ');
+    if (SYMMETRIC_COMPARISONS.has(operator)) return null;
+  }
+  for (let up = node.parent; up !== null; up = up.parent) {
+    if (up.type === 'type') return null;
+  }
+  return pair;
 }
 
 function anyOperandPair(node: SyntaxNode): [SyntaxNode, SyntaxNode] | null {
