@@ -93,15 +93,27 @@ describe('remove_wrapper', () => {
     return n
 `;
 
-  it('replaces a try statement by its body, dropping the handlers', () => {
+  it('replaces a try statement by its body and finally block, dropping the handlers', () => {
     expect(mutated('remove_wrapper', source, 'f', 1)).toBe(`def f(path):
     with open(path) as fh:
         data = fh.read()
         text = """a
     b"""
     n = int(data)
+    pass
     return n
 `);
+  });
+
+  it('keeps the else block, which runs when the body raises nothing (cachetools FIFOCache.popitem)', () => {
+    const popitem = 'def popitem(self):\n    try:\n        key = next(iter(self.order))\n    except StopIteration:\n        raise KeyError("empty") from None\n    else:\n        return (key, self.pop(key))\n';
+    expect(mutate('remove_wrapper', popitem, 'popitem', 1)).toEqual({
+      status: 'kept',
+      edit: {
+        newSource: 'def popitem(self):\n    key = next(iter(self.order))\n    return (key, self.pop(key))\n',
+        description: 'removed the try wrapper at line 2, keeping its body and else block',
+      },
+    });
   });
 
   it('replaces a with statement by its dedented body, leaving string content alone', () => {

@@ -47,30 +47,42 @@ export const removeLoop = removeStatementStrategy(
   (node) => node.type === 'for_statement' || node.type === 'while_statement',
 );
 
-/** SWE-smith's remove_wrapper: replace a with/try statement by its body, dedented into its place. */
+/**
+ * SWE-smith's remove_wrapper: replace a with/try statement by what runs when nothing is
+ * raised, dedented into its place: a with's body; a try's body, then its else block, then its
+ * finally block (before, a try lost its else and finally too: `FIFOCache.popitem`'s
+ * `else: return ...` went, and `clear()` looped forever).
+ */
 export const removeWrapper: Strategy = {
   name: 'remove_wrapper',
   family: 'procedural',
   appliesTo: FUNCTION_KINDS,
   apply({ source, entity, rng, executedLines }) {
-    // The body statements of each with/try whose body starts on its own line.
-    const bodyOf = (node: SyntaxNode): SyntaxNode[] => {
-      const body = node.type === 'with_statement' || node.type === 'try_statement' ? node.childForFieldName('body') : null;
-      const statements = body === null ? [] : statementsOf(body);
-      return statements[0] !== undefined && indentOf(source, statements[0]) !== null ? statements : [];
+    // The statements of each block kept, each block starting on its own line; none when one does not.
+    const ownLines = (block: SyntaxNode | null | undefined): SyntaxNode[] | null => {
+      const statements = block == null ? [] : statementsOf(block);
+      return statements[0] !== undefined && indentOf(source, statements[0]) !== null ? statements : null;
     };
-    const sites = statementSites(source, locateEntity(source, entity).definition, executedLines, (node) => bodyOf(node).length > 0);
+    const blocksOf = (node: SyntaxNode): SyntaxNode[][] => {
+      if (node.type !== 'with_statement' && node.type !== 'try_statement') return [];
+      const blocks = [node.childForFieldName('body'), ...node.namedChildren.map((child) => (child.type === 'else_clause' ? child.childForFieldName('body') : child.type === 'finally_clause' ? child.namedChildren.find((part) => part.type === 'block') : undefined)).filter((block) => block !== undefined)].map(ownLines);
+      return blocks.every((block) => block !== null) ? blocks : [];
+    };
+    const sites = statementSites(source, locateEntity(source, entity).definition, executedLines, (node) => blocksOf(node).length > 0);
     if (sites.length === 0) return null;
     const site = rng.pick(sites);
-    const statements = bodyOf(site);
-    const first = statements[0];
-    const last = statements.at(-1);
-    if (first === undefined || last === undefined) return null;
-    const body = reindentLines(source, linesSpanning(source, first, last), indentOf(source, first) ?? '', indentOf(source, site) ?? '', site);
+    const blocks = blocksOf(site);
+    const texts = blocks.flatMap((statements) => {
+      const first = statements[0];
+      const last = statements.at(-1);
+      return first === undefined || last === undefined ? [] : [reindentLines(source, linesSpanning(source, first, last), indentOf(source, first) ?? '', indentOf(source, site) ?? '', site)];
+    });
+    if (texts.length === 0) return null;
     const kind = site.type === 'with_statement' ? 'with' : 'try';
+    const tails = site.namedChildren.filter((child) => child.type === 'else_clause' || child.type === 'finally_clause').map((child) => (child.type === 'else_clause' ? 'else' : 'finally'));
     return {
-      newSource: applyTextEdits(source, [{ ...linesSpanning(source, site, site), text: body }]),
-      description: `removed the ${kind} wrapper at line ${lineOf(site)}, keeping its body`,
+      newSource: applyTextEdits(source, [{ ...linesSpanning(source, site, site), text: texts.join('\n') }]),
+      description: `removed the ${kind} wrapper at line ${lineOf(site)}, keeping its body${tails.length > 0 ? ` and ${tails.join(' and ')} block` : ''}`,
     };
   },
 };
