@@ -831,6 +831,21 @@ def test_bad_value():
       'tests/data/comment.kv': '# top\nx = 1  # one\n\ny = "two"\n---\n{"x": 1, "y": "two"}\n',
     },
   },
+  'doctest-modules-root-conftest': {
+    about: "--doctest-modules with examples in the package's docstrings and a conftest.py at the root (python-ordered-set, python-tabulate, jaraco.functools): the weakening deselects a failing docstring's examples in that conftest",
+    failingSomewhere: 'ivl/__init__.py::ivl.',
+    mustHold: ['ivl/__init__.py::ivl.clamp', 'ivl/__init__.py::ivl.Interval.width'],
+    files: {
+      'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
+      'conftest.py': 'collect_ignore = ["setup.py"]\n',
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl", packages=["ivl"])\n',
+      'ivl/__init__.py': LIB.replace('def clamp(x, lo, hi):\n', 'def clamp(x, lo, hi):\n    """x within [lo, hi].\n\n    >>> clamp(-3, 0, 10), clamp(30, 0, 10), clamp(4, 0, 10)\n    (0, 10, 4)\n    """\n')
+        .replace('def total(values):\n', 'def total(values):\n    """The sum.\n\n    >>> total([1, 2, 3])\n    6\n    """\n')
+        .replace('    def width(self):\n', '    def width(self):\n        """hi - lo.\n\n        >>> Interval(2, 7).width()\n        5\n        """\n')
+        .replace('    def contains(self, x):\n', '    def contains(self, x):\n        """lo <= x <= hi.\n\n        >>> Interval(2, 7).contains(3), Interval(2, 7).contains(9)\n        (True, False)\n        """\n'),
+      'test/test_ivl.py': LIB_TESTS,
+    },
+  },
   'warnings-error-plugin-options': {
     about: "addopts `-W=error --asyncio-mode=auto` (a plugin's option) and a config key the machine's pytest-asyncio is too old to know (tqdm)",
     // The developers' newer pytest-asyncio knows asyncio_default_fixture_loop_scope; Debian's 0.20 warns about it, an error under -W=error.

@@ -160,6 +160,20 @@ describe('makeTestWeaken', () => {
     expect(result.unresolved).toEqual(['docs/usage.rst::usage.rst', 'pkg/mod.py::pkg.mod.f', 'tests/test_f.py::tests.test_f.helper']);
   });
 
+  it('deselects doctests of source modules in the conftest.py above them, where there is one', async () => {
+    const files = { 'conftest.py': 'collect_ignore = ["setup.py"]\n', 'tests/test_f.py': TESTS, 'pkg/mod.py': 'def f(x):\n    """>>> f(1)\n    1\n    """\n    return x\n' };
+    const ids = ['pkg/mod.py::pkg.mod.f', 'tests/test_f.py::test_plain'];
+    const { after, removed, unresolved, testFiles } = await weakened(files, ids, { testFiles: ['conftest.py', 'tests/test_f.py'] });
+    expect(unresolved).toEqual([]);
+    expect(removed.map((entry) => [entry.kind, entry.file])).toEqual([
+      ['collected', 'conftest.py'],
+      ['function', 'tests/test_f.py'],
+    ]);
+    expect(testFiles).toEqual(['conftest.py', 'tests/test_f.py']);
+    expect(after['conftest.py']).toContain('    "pkg/mod.py::pkg.mod.f",\n');
+    expect(after['pkg/mod.py']).toBeUndefined();
+  });
+
   it('deletes the examples of text files collected as doctests, as Python reads them, keeping their prose', async () => {
     const usage = [
       'Usage',

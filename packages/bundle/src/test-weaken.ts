@@ -40,8 +40,8 @@ export interface WeakenRemoval {
    * of the same name). Both are removed from the namespace of the module that collects them.
    * `doctest`: a text file collected as one doctest (`docs/usage.rst::usage.rst`), its examples
    * deleted (see {@link deleteDoctestExamples}). `collected`: a test a collector of the
-   * project's own made (one item per data file), deselected by code appended to the nearest
-   * conftest.py (`file` is that conftest).
+   * project's own made (one item per data file) or a doctest of a module's docstrings,
+   * deselected by code appended to the nearest conftest.py (`file` is that conftest).
    */
   kind: 'function' | 'assertion' | 'generated' | 'imported' | 'doctest' | 'collected';
   file: string;
@@ -60,7 +60,7 @@ export interface TestWeaken {
   removed: WeakenRemoval[];
   /** Tests gone with the weakening (of `nodeIds`, and the FAIL_TO_PASS tests deleted whole). */
   removedIds: string[];
-  /** Node ids whose test could not be found in a test file (doctests in source files, a text doctest without examples). */
+  /** Node ids whose test could not be found in a test file (doctests in source files with no conftest.py above them, a text doctest without examples). */
   unresolved: string[];
 }
 
@@ -431,11 +431,12 @@ function removeGeneratedTests(entries: ReadonlyArray<[string | null, string]>): 
 }
 
 /**
- * The conftest.py that deselects a test a collector of the project's own made (a conftest's
- * `pytest_pycollect_makeitem` turning a function into one item per data file, as PyYAML's
- * legacy tests, the function defined or made at import; `pytest_collect_file` items of a
- * non-Python file): the nearest conftest of the test files at or above the test's file, or
- * null when the id is no such test or no conftest is there.
+ * The conftest.py that deselects a test with no definition of its own a weakening can delete:
+ * one a collector of the project's own made (a conftest's `pytest_pycollect_makeitem` turning
+ * a function into one item per data file, as PyYAML's legacy tests, the function defined or
+ * made at import; `pytest_collect_file` items of a non-Python file), or a doctest in a
+ * module's docstrings (`--doctest-modules`): the nearest conftest of the test files at or
+ * above the test's file, or null when the id is no such test or no conftest is there.
  */
 async function collectedByConftest(resolver: DefinitionResolver, testFiles: ReadonlySet<string>, parts: NodeIdParts): Promise<string | null> {
   const module = testFiles.has(parts.file) ? await resolver.file(parts.file) : null;
@@ -443,7 +444,10 @@ async function collectedByConftest(resolver: DefinitionResolver, testFiles: Read
   // Its owner is no class of the source: a function (through star imports too) or one made at import.
   const ownedByNoClass = module !== null && outer !== undefined && (await resolver.lookup(module, [outer], 'class_definition', 0, true)) === null;
   const collectsFile = !parts.file.endsWith('.py') && parts.name !== '' && !isDoctestTextId(parts);
-  if (!ownedByNoClass && !collectsFile) return null;
+  // A docstring's examples (`ordered_set/__init__.py::ordered_set.OrderedSet.index`): a source
+  // file's text, which a weakening never edits.
+  const moduleDoctest = parts.file.endsWith('.py') && parts.classes.length === 0 && parts.name.includes('.');
+  if (!ownedByNoClass && !collectsFile && !moduleDoctest) return null;
   for (let dir = dirnameOf(parts.file); ; dir = dirnameOf(dir)) {
     const conftest = dir === '' ? 'conftest.py' : `${dir}/conftest.py`;
     if (testFiles.has(conftest) && (await resolver.file(conftest)) !== null) return conftest;
