@@ -59,6 +59,11 @@ const logger = createLogger({ level: 'error' });
 interface Row {
   repo: string;
   tests: number;
+  /**
+   * Test files that did not collect on the clean tree (a module that imports a package the
+   * machine lacks: plain pytest, asked to go on, loses them too); absent in older sweeps.
+   */
+  uncollected?: number;
   /** Node ids whose clean outcome differs between plain pytest and envgen (or that only one has). */
   differences: Array<{ nodeId: string; plain: string; envgen: string }>;
   /** Node ids the two runs name otherwise (parameter ids made at import from the time...): not differences. */
@@ -89,6 +94,7 @@ async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
       if (installable.length > 0) execFileSync('apt-get', ['install', '-y', '-qq', ...installable], { stdio: 'ignore' });
       const env = await runEnv({ repo: entry.repo }, settings, logger, quiet);
       row.tests = env.tests.total;
+      row.uncollected = env.collectionErrors.length;
       const baseline = await buildBaseline({ worktree: worktree.path, commit: repo.commit, profile, sandboxProvider: provider, home });
       // The project's own configuration; where its addopts name plugins this machine lacks
       // (pytest-cov...), plain pytest would stop at a usage error, so it gets the profile's
@@ -140,6 +146,7 @@ const table = rows.map((row) => {
   return [
     row.repo,
     String(row.tests),
+    row.uncollected === undefined ? '–' : String(row.uncollected),
     row.error === null ? `${row.differences.length === 0 ? 'same' : `${row.differences.length} differ`}${row.renamed > 0 ? ` (${row.renamed} renamed)` : ''}` : '–',
     String(inject?.tried ?? '–'),
     String(inject?.kept ?? '–'),
@@ -155,4 +162,4 @@ const table = rows.map((row) => {
   ];
 });
 console.log(`\nenvgen inject -n ${count} --seed ${seed} (with tasks), one row per project; details in ${values.table ?? values.out}\n`);
-console.log(formatTable(['project', 'tests', 'clean vs plain pytest', 'tried', 'kept', 'yield', 's/kept e2e', 'rejected', 'crashes', 'history', 'cold replay', 'tasks'], table));
+console.log(formatTable(['project', 'tests', 'not collected', 'clean vs plain pytest', 'tried', 'kept', 'yield', 's/kept e2e', 'rejected', 'crashes', 'history', 'cold replay', 'tasks'], table));
