@@ -110,6 +110,8 @@ _SYS_GETTRACE, _SYS_SETTRACE = sys.gettrace, sys.settrace
 _THREADING_GETTRACE, _THREADING_SETTRACE = getattr(threading, "gettrace", None), threading.settrace
 # envgen's own profilers and trace functions while they are installed.
 _OWN_HOOKS = []
+# The set functions (sys.settrace...) the suite itself called with a hook of its own.
+_SUITE_HOOKS = set()
 
 
 def _own(hook):
@@ -129,6 +131,8 @@ def _hiding(get, set_):
     def hidden_set(hook, *args, **kwargs):
         if hook is None and _own(get()):
             return None
+        if hook is not None and not _own(hook):
+            _SUITE_HOOKS.add(set_)
         return set_(hook, *args, **kwargs)
 
     hidden_get.__name__, hidden_get.__doc__ = get.__name__, get.__doc__
@@ -395,6 +399,15 @@ class _LineRecorder:
                 return watch(frame.f_code)
 
         return trace
+
+    def resume(self):
+        """Puts the recorder back where Python dropped it, between tests: a trace function
+        that raises is removed, as one does in a test that provokes a RecursionError (tomli's
+        and sqlparse's recursion-limit tests), and the rest of the session ran unseen. That
+        test's lines may be missing (fewer sites, never a line that did not run). Where the
+        suite set a trace function of its own, nothing is put back (:meth:`intact` says so)."""
+        if _SYS_GETTRACE() is None and _SYS_SETTRACE not in _SUITE_HOOKS:
+            _SYS_SETTRACE(self.trace)
 
     def intact(self):
         """Whether the main thread's trace function is still this recorder's."""
@@ -672,6 +685,8 @@ class _Recorder:
             self.tracer.calling(running)
 
     def end_test(self, nodeid):
+        if self.line_recorder is not None:
+            self.line_recorder.resume()
         if self.tracer is None:
             return
         if not self.tracer.intact():

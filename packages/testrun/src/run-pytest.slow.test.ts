@@ -254,6 +254,21 @@ describe('runPytest in the local sandbox', () => {
     }
   });
 
+  it('goes on recording lines after a test whose RecursionError made Python drop the recorder (tomli, sqlparse)', async () => {
+    const run = await runFixture(
+      {
+        'pkg/__init__.py': '',
+        'pkg/m.py': 'def deeper(n):\n    return deeper(n + 1)\n\n\ndef after():\n    return 2\n',
+        'tests/test_m.py': 'import pytest\nfrom pkg.m import after, deeper\n\n\ndef test_limit():\n    with pytest.raises(RecursionError):\n        deeper(0)\n\n\ndef test_after():\n    assert after() == 2\n',
+      },
+      fixtureProfile(),
+      { coverage: true, lines: ['pkg/m.py'] },
+    );
+    expect(run.results['tests/test_m.py::test_after']?.outcome).toBe('passed');
+    // Before: null, the whole suite's lines thrown away.
+    expect(run.lines).toEqual({ 'pkg/m.py': [1, 2, 5, 6] });
+  });
+
   it('records no lines when the suite puts its own trace function in place of the recorder', async () => {
     const run = await runFixture(
       {
