@@ -275,7 +275,11 @@ describe('makeTestWeaken', () => {
     expect(out.trim()).toBe('False True');
   });
 
-  it("deselects tests a conftest's collector makes from star-imported functions, in that conftest, after its own hook, whatever the rootdir", async () => {
+  const ownHooks = {
+    plain: ['@pytest.hookimpl(tryfirst=True)', 'def pytest_collection_modifyitems(items):', '    items.reverse()'],
+    wrapper: ['@pytest.hookimpl(hookwrapper=True)', 'def pytest_collection_modifyitems(items):', '    yield', '    items.reverse()'],
+  };
+  it.each(Object.entries(ownHooks))("deselects tests a conftest's collector makes from star-imported functions, in that conftest, after its own hook (%s), whatever the rootdir", async (_, ownHook) => {
     const conftest = [
       'import os',
       '',
@@ -300,9 +304,7 @@ describe('makeTestWeaken', () => {
       '        outcome.force_result(DataCollector.from_parent(collector, name=name))',
       '',
       '',
-      '@pytest.hookimpl(tryfirst=True)',
-      'def pytest_collection_modifyitems(items):',
-      '    items.reverse()',
+      ...ownHook,
       '',
     ].join('\n');
     const files = {

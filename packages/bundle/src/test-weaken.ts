@@ -458,7 +458,8 @@ async function collectedByConftest(resolver: DefinitionResolver, testFiles: Read
 /**
  * Python appended to a conftest.py that deselects tests by node id (repo-relative, whatever
  * the rootdir), after the conftest's own `pytest_collection_modifyitems`, which it calls with
- * the arguments that hook takes, and keeps the ordering marks of.
+ * the arguments that hook takes (driving it through its `yield` when it is a hook wrapper),
+ * and whose marks (ordering, wrapper) it takes.
  */
 function deselectCollectedTests(conftest: string, nodeIds: readonly string[]): string {
   const depth = conftest.split('/').length - 1;
@@ -472,20 +473,43 @@ function deselectCollectedTests(conftest: string, nodeIds: readonly string[]): s
     '_weakened_hook = globals().get("pytest_collection_modifyitems")',
     '',
     '',
-    'def pytest_collection_modifyitems(session, config, items):',
+    'def _weakened_deselect(config, items):',
     '    import os',
     '',
-    '    if _weakened_hook is not None:',
-    '        _weakened_args = _weakened_hook.__code__.co_varnames[: _weakened_hook.__code__.co_argcount]',
-    '        _weakened_hook(**{k: v for k, v in (("session", session), ("config", config), ("items", items)) if k in _weakened_args})',
-    `    _weakened_repo = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * ${depth}))`,
-    '    _weakened_prefix = os.path.relpath(str(getattr(config, "rootpath", None) or config.rootdir), _weakened_repo).replace(os.sep, "/")',
-    '    _weakened_prefix = "" if _weakened_prefix == "." else _weakened_prefix + "/"',
-    '    items[:] = [item for item in items if _weakened_prefix + item.nodeid not in _weakened_ids]',
+    `    repo = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * ${depth}))`,
+    '    prefix = os.path.relpath(str(getattr(config, "rootpath", None) or config.rootdir), repo).replace(os.sep, "/")',
+    '    prefix = "" if prefix == "." else prefix + "/"',
+    '    items[:] = [item for item in items if prefix + item.nodeid not in _weakened_ids]',
+    '',
+    '',
+    'def _weakened_call(session, config, items):',
+    '    names = _weakened_hook.__code__.co_varnames[: _weakened_hook.__code__.co_argcount]',
+    '    return _weakened_hook(**{k: v for k, v in (("session", session), ("config", config), ("items", items)) if k in names})',
+    '',
+    '',
+    'if _weakened_hook is not None and __import__("inspect").isgeneratorfunction(_weakened_hook):',
+    '',
+    '    def pytest_collection_modifyitems(session, config, items):',
+    '        wrapped = _weakened_call(session, config, items)',
+    '        next(wrapped)',
+    '        result = yield',
+    '        try:',
+    '            wrapped.send(result)',
+    '        except StopIteration as stop:',
+    '            result = stop.value',
+    '        _weakened_deselect(config, items)',
+    '        return result',
+    '',
+    'else:',
+    '',
+    '    def pytest_collection_modifyitems(session, config, items):',
+    '        if _weakened_hook is not None:',
+    '            _weakened_call(session, config, items)',
+    '        _weakened_deselect(config, items)',
     '',
     '',
     'if _weakened_hook is not None:',
-    '    pytest_collection_modifyitems.pytest_impl = {k: v for k, v in (getattr(_weakened_hook, "pytest_impl", None) or {}).items() if k in ("tryfirst", "trylast")}',
+    '    pytest_collection_modifyitems.pytest_impl = dict(getattr(_weakened_hook, "pytest_impl", None) or {})',
     '',
   ].join('\n');
 }
