@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { baselineOf, GEOMETRY, sourceFile } from './inject-fixtures.fixture.js';
-import { FILE_COST, selectSites } from './sites.js';
+import { FILE_COST, RAN_AT_COLLECTION_WEIGHT, selectSites } from './sites.js';
 
 const file = sourceFile('geo.py', GEOMETRY);
 
@@ -43,5 +43,17 @@ describe('selectSites', () => {
     ).sites;
     const weight = (key: string) => cheap.find((site) => site.key === key)?.weight ?? 0;
     expect(weight('geo.py:unused')).toBeGreaterThan(weight('geo.py:total_area'));
+  });
+
+  it('draws entities that ran at collection a quarter as often, a class through its methods', () => {
+    const results = { 't.py::a': { outcome: 'passed' as const, duration: 0.01 }, 't.py::b': { outcome: 'passed' as const, duration: 0.01 } };
+    const coverage = { 'geo.py:Square.area': ['t.py::a'], 'geo.py:total_area': ['t.py::b'] };
+    const weights = (ranAtCollection?: string[]) =>
+      Object.fromEntries(selectSites([file], { ...baselineOf(results, coverage), ...(ranAtCollection ? { ranAtCollection } : {}) }).sites.map((site) => [site.key, site.weight]));
+    const before = weights();
+    const after = weights(['geo.py:Square.area']);
+    expect(after['geo.py:Square.area']).toBeCloseTo((before['geo.py:Square.area'] ?? 0) * RAN_AT_COLLECTION_WEIGHT);
+    expect(after['geo.py:Square']).toBeCloseTo((before['geo.py:Square'] ?? 0) * RAN_AT_COLLECTION_WEIGHT);
+    expect(after['geo.py:total_area']).toBe(before['geo.py:total_area']);
   });
 });

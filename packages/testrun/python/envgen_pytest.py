@@ -44,6 +44,8 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
                                     # profiler of their own), whose coverage is partial
      "imported": {name: path},      # with coverage: top-level modules the session imported
                                     # from outside the rootdir, the standard library aside
+     "collection": {relpath: [co_firstlineno, ...]},  # with coverage: what ran before the
+                                    # first test (collection: the imports of test modules)
      "lines": {relpath: [lineno, ...]}}                        # only with ENVGEN_LINES
 """
 
@@ -217,6 +219,8 @@ class _ProfilerTracer:
         self._start = None
         self._thread_tracer = None
         self._lines = lines
+        # What ran from the start of the session to the first test (see collected).
+        self.collection = None
 
     def start(self):
         box = self._box
@@ -232,8 +236,13 @@ class _ProfilerTracer:
         self._thread_tracer = tracer
         _hide_hook(tracer)
         _hide_hook(self._profiler)
+        # Collection (the test modules and what they import) runs under it until the first test.
+        self._profiler.enable(subcalls=False, builtins=False)
 
     def begin(self):
+        if self.collection is None:
+            self._profiler.disable()
+            self.collection = self._box[0] | {entry.code for entry in self._profiler.getstats() if not isinstance(entry.code, str)}
         self._box[:] = [set(), False]
         self._profiler.clear()
         self._profiler.enable(subcalls=False, builtins=False)
@@ -275,6 +284,8 @@ class _MonitoringTracer:
         self._box = [set(), False]
         self._tool = None
         self._start = None
+        # What ran from the start of the session to the first test.
+        self.collection = None
 
     def start(self):
         monitoring = sys.monitoring
@@ -303,6 +314,8 @@ class _MonitoringTracer:
     def begin(self):
         if self._tool is None:
             return
+        if self.collection is None:
+            self.collection = self._box[0]
         self._box[:] = [set(), False]
         sys.monitoring.restart_events()
 
@@ -753,6 +766,8 @@ class _Recorder:
             payload["coverage"] = {nodeid: self._lines(code_sets) for nodeid, code_sets in self.coverage.items()}
             payload["untraced"] = sorted(self.untraced)
             payload["imported"] = self._imported_elsewhere()
+            if self.tracer.collection is not None:
+                payload["collection"] = self._lines([self.tracer.collection])
         if lines is not None:
             payload["lines"] = lines
         temp = "%s.tmp%d" % (self.results_path, os.getpid())

@@ -151,6 +151,8 @@ describe('buildBaseline in the local sandbox', () => {
       'pkg/shapes.py:perimeter',
     ]);
     expect(coveredEntities(baseline).map((entity) => entity.qualifiedName)).toEqual(['Square.__init__', 'Square.area', 'area', 'logged', 'perimeter']);
+    // `@logged` ran when the test module imported pkg.shapes, before any test.
+    expect(baseline.ranAtCollection).toEqual(['pkg/shapes.py:logged']);
   });
 
   it('keeps the lines of source files that ran: not a raise no test reaches, nor the body of a function no test calls', () => {

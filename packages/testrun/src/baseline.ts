@@ -268,6 +268,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       coverage: mapCoverage(traced.coverage ?? {}, (file) => entities.get(file) ?? null),
       untraced: traced.untraced ?? [],
       ...(elsewhere.length > 0 ? { importedElsewhere: elsewhere } : {}),
+      ...(traced.collection === undefined ? {} : { ranAtCollection: Object.keys(mapCoverage({ collection: traced.collection }, (file) => entities.get(file) ?? null)).sort() }),
       functions,
       executedLines: traced.lines ?? null,
       suiteSeconds: [plain.seconds, traced.seconds],

@@ -32,6 +32,11 @@ export interface PytestRun extends TestRun {
    */
   imported?: Record<string, string>;
   /**
+   * With `coverage`: file → first lines of the code objects that ran before the first test
+   * (collection: the test modules' imports and what they run), as one test's coverage.
+   */
+  collection?: Record<string, number[]>;
+  /**
    * With `lines`: the lines of those files that ran (files none of whose lines ran are left
    * out), or null when the suite displaced the tracer and the plugin could not tell.
    */
@@ -72,6 +77,7 @@ interface ResultsFile {
   coverage?: PytestCoverage;
   untraced?: string[];
   imported?: Record<string, string>;
+  collection?: Record<string, number[]>;
   lines?: PytestLines;
 }
 
@@ -209,6 +215,7 @@ export function parseResultsFile(text: string): ResultsFile | null {
   if (isRecord(data['coverage'])) parsed.coverage = data['coverage'] as PytestCoverage;
   if (isRecord(data['lines'])) parsed.lines = data['lines'] as PytestLines;
   if (Array.isArray(data['untraced'])) parsed.untraced = data['untraced'].map(String);
+  if (isRecord(data['collection'])) parsed.collection = data['collection'] as Record<string, number[]>;
   if (isRecord(data['imported'])) parsed.imported = Object.fromEntries(Object.entries(data['imported']).map(([name, path]) => [name, String(path)]));
   return parsed;
 }
@@ -297,6 +304,7 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     run.coverage = parsed?.coverage ?? {};
     run.untraced = parsed?.untraced ?? [];
     run.imported = parsed?.imported ?? {};
+    if (parsed?.collection !== undefined) run.collection = parsed.collection;
   }
   if (options.lines !== undefined) run.lines = parsed?.lines ?? null;
   logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });

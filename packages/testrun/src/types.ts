@@ -82,6 +82,13 @@ export interface Baseline {
    * code. Absent when there is none, and in baselines made before envgen recorded it.
    */
   importedElsewhere?: ImportedElsewhere[];
+  /**
+   * Entity keys of the functions that ran while pytest collected the suite, before any test
+   * (the package's own code its import runs, as six's module tables or a grammar built at
+   * import): a bug there breaks the import and with it every test. Absent in baselines made
+   * before envgen recorded it.
+   */
+  ranAtCollection?: string[];
   /** Entity keys of every function and method in the profile's source files, sorted. */
   functions: string[];
   /**
