@@ -201,6 +201,12 @@ def _owner():
     return getattr(_THREADS.get(threading.get_ident()), "_envgen_codes", None)
 
 
+def _functions(codes):
+    """The code objects of functions among ``codes``: a module's own code runs at every import,
+    and its first line may be a function's (``def`` on line 1), which it must not count for."""
+    return {code for code in codes if code.co_name != "<module>"}
+
+
 class _ProfilerTracer:
     """Python <= 3.11: which code objects each test called.
 
@@ -242,7 +248,7 @@ class _ProfilerTracer:
     def begin(self):
         if self.collection is None:
             self._profiler.disable()
-            self.collection = self._box[0] | {entry.code for entry in self._profiler.getstats() if not isinstance(entry.code, str)}
+            self.collection = _functions(self._box[0] | {entry.code for entry in self._profiler.getstats() if not isinstance(entry.code, str)})
         self._box[:] = [set(), False]
         self._profiler.clear()
         self._profiler.enable(subcalls=False, builtins=False)
@@ -315,7 +321,7 @@ class _MonitoringTracer:
         if self._tool is None:
             return
         if self.collection is None:
-            self.collection = self._box[0]
+            self.collection = _functions(self._box[0])
         self._box[:] = [set(), False]
         sys.monitoring.restart_events()
 

@@ -254,6 +254,21 @@ describe('runPytest in the local sandbox', () => {
     }
   });
 
+  it('records the functions that ran before the first test, not the module code of a file whose first line is a def', async () => {
+    const run = await runFixture(
+      {
+        'pkg/__init__.py': '',
+        'pkg/m.py': 'def first():\n    return 1\n\n\ndef second():\n    return 2\n\n\nVALUE = second()\n',
+        'tests/test_m.py': 'from pkg.m import first\n\n\ndef test_first():\n    assert first() == 1\n',
+      },
+      fixtureProfile(),
+      { coverage: true },
+    );
+    expect(run.results['tests/test_m.py::test_first']?.outcome).toBe('passed');
+    // second ran at import; the module's code (first line 1, first's) is no function's.
+    expect(run.collection).toEqual({ 'pkg/m.py': [5] });
+  });
+
   it('goes on recording lines after a test whose RecursionError made Python drop the recorder (tomli, sqlparse)', async () => {
     const run = await runFixture(
       {
