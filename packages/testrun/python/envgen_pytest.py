@@ -225,7 +225,7 @@ class _ProfilerTracer:
         self._start = None
         self._thread_tracer = None
         self._lines = lines
-        # What ran from the start of the session to the first test (see collected).
+        # What ran from the start of the session to the first test (set by begin).
         self.collection = None
 
     def start(self):
