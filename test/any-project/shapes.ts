@@ -89,6 +89,12 @@ name = "ivl"
 version = "0.3.0"
 `;
 
+/** {@link LIB} with examples in its docstrings. */
+const DOCTESTED_LIB = LIB.replace('def clamp(x, lo, hi):\n', 'def clamp(x, lo, hi):\n    """x within [lo, hi].\n\n    >>> clamp(-3, 0, 10), clamp(30, 0, 10), clamp(4, 0, 10)\n    (0, 10, 4)\n    """\n')
+  .replace('def total(values):\n', 'def total(values):\n    """The sum.\n\n    >>> total([1, 2, 3])\n    6\n    """\n')
+  .replace('    def width(self):\n', '    def width(self):\n        """hi - lo.\n\n        >>> Interval(2, 7).width()\n        5\n        """\n')
+  .replace('    def contains(self, x):\n', '    def contains(self, x):\n        """lo <= x <= hi.\n\n        >>> Interval(2, 7).contains(3), Interval(2, 7).contains(9)\n        (True, False)\n        """\n');
+
 export interface Shape {
   /** What kind of project this stands for. */
   about: string;
@@ -832,17 +838,24 @@ def test_bad_value():
     },
   },
   'doctest-modules-root-conftest': {
-    about: "--doctest-modules with examples in the package's docstrings and a conftest.py at the root (python-ordered-set, python-tabulate, jaraco.functools): the weakening deselects a failing docstring's examples in that conftest",
+    about: "--doctest-modules with examples in the package's docstrings and a conftest.py at the root (jaraco.functools): the weakening deselects a failing docstring's examples in that conftest",
     failingSomewhere: 'ivl/__init__.py::ivl.',
     mustHold: ['ivl/__init__.py::ivl.clamp', 'ivl/__init__.py::ivl.Interval.width'],
     files: {
       'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
       'conftest.py': 'collect_ignore = ["setup.py"]\n',
       'setup.py': 'from setuptools import setup\n\nsetup(name="ivl", packages=["ivl"])\n',
-      'ivl/__init__.py': LIB.replace('def clamp(x, lo, hi):\n', 'def clamp(x, lo, hi):\n    """x within [lo, hi].\n\n    >>> clamp(-3, 0, 10), clamp(30, 0, 10), clamp(4, 0, 10)\n    (0, 10, 4)\n    """\n')
-        .replace('def total(values):\n', 'def total(values):\n    """The sum.\n\n    >>> total([1, 2, 3])\n    6\n    """\n')
-        .replace('    def width(self):\n', '    def width(self):\n        """hi - lo.\n\n        >>> Interval(2, 7).width()\n        5\n        """\n')
-        .replace('    def contains(self, x):\n', '    def contains(self, x):\n        """lo <= x <= hi.\n\n        >>> Interval(2, 7).contains(3), Interval(2, 7).contains(9)\n        (True, False)\n        """\n'),
+      'ivl/__init__.py': DOCTESTED_LIB,
+      'test/test_ivl.py': LIB_TESTS,
+    },
+  },
+  'doctest-modules-no-conftest': {
+    about: "--doctest-modules with examples in the package's docstrings and no conftest.py (python-ordered-set, python-tabulate): the weakening deselects a failing docstring's examples through a plugin a test module names",
+    failingSomewhere: 'ivl/__init__.py::ivl.',
+    mustHold: ['ivl/__init__.py::ivl.clamp', 'ivl/__init__.py::ivl.Interval.width'],
+    files: {
+      'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
+      'ivl/__init__.py': DOCTESTED_LIB,
       'test/test_ivl.py': LIB_TESTS,
     },
   },

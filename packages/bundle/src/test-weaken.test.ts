@@ -20,6 +20,20 @@ async function weakened(files: Record<string, string>, failToPass: string[], ext
   return { ...result, after };
 }
 
+/** What `python3 -m pytest ARGS` prints in a fresh directory holding `files`. */
+function pytestOn(files: Record<string, string>, args: string[]): string {
+  const repo = mkdtempSync(join(tmpdir(), 'envgen-weaken-'));
+  try {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(repo, path)), { recursive: true });
+      writeFileSync(join(repo, path), text);
+    }
+    return execFileSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'no:cacheprovider', ...args], { cwd: repo, encoding: 'utf8' });
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+  }
+}
+
 const TESTS = `import pytest
 
 from pkg import f
@@ -174,6 +188,29 @@ describe('makeTestWeaken', () => {
     expect(after['pkg/mod.py']).toBeUndefined();
   });
 
+  it('deselects doctests of source modules where no conftest.py is above them through a plugin a test module names, beside its own', async () => {
+    const files = {
+      'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
+      'pkg/__init__.py': '',
+      'pkg/mod.py': 'def f(x):\n    """x.\n\n    >>> f(1)\n    1\n    """\n    return x\n\n\ndef g(x):\n    """x.\n\n    >>> g(2)\n    2\n    """\n    return x\n',
+      // A module-level pytest_generate_tests: were the module itself the plugin, it would parametrize twice.
+      'tests/test_f.py': 'pytest_plugins = "pytester"\n\n\ndef pytest_generate_tests(metafunc):\n    if "n" in metafunc.fixturenames:\n        metafunc.parametrize("n", [1, 2])\n\n\ndef test_n(n, pytester):\n    assert n > 0 and pytester.path.is_dir()\n',
+      'tests/test_g.py': 'def test_g():\n    pass\n',
+    };
+    const testFiles = ['tests/test_f.py', 'tests/test_g.py'];
+    const nodeIds = ['pkg/mod.py::pkg.mod.f', 'pkg/mod.py::pkg.mod.g', 'tests/test_f.py::test_n[1]', 'tests/test_f.py::test_n[2]', 'tests/test_g.py::test_g'];
+    const { after, removed, removedIds, testFiles: weakenedFiles, unresolved } = await weakened(files, ['pkg/mod.py::pkg.mod.f'], { testFiles, nodeIds });
+    expect(unresolved).toEqual([]);
+    expect(removed).toEqual([{ nodeId: 'pkg/mod.py::pkg.mod.f', kind: 'collected', file: 'tests/test_f.py', qualifiedName: 'pkg.mod.f', line: 0 }]);
+    expect(removedIds).toEqual(['pkg/mod.py::pkg.mod.f']);
+    expect(weakenedFiles).toEqual(['tests/test_f.py']);
+    // -W error: pytest warns about a plugin module imported before it could rewrite its asserts.
+    for (const mode of ['prepend', 'importlib']) {
+      const out = pytestOn({ ...files, ...after }, ['-q', '-rA', '-W', 'error', `--import-mode=${mode}`]);
+      expect(out.split('\n').filter((line) => line.startsWith('PASSED')).sort()).toEqual(['PASSED pkg/mod.py::pkg.mod.g', 'PASSED tests/test_f.py::test_n[1]', 'PASSED tests/test_f.py::test_n[2]', 'PASSED tests/test_g.py::test_g']);
+    }
+  });
+
   it('deletes the examples of text files collected as doctests, as Python reads them, keeping their prose', async () => {
     const usage = [
       'Usage',
@@ -324,18 +361,9 @@ describe('makeTestWeaken', () => {
     ]);
     expect(removedIds).toEqual(ids);
     expect(testFiles).toEqual(['tests/conftest.py']);
-    const repo = mkdtempSync(join(tmpdir(), 'envgen-weaken-collected-'));
-    try {
-      for (const [path, text] of Object.entries({ ...files, ...after })) {
-        mkdirSync(dirname(join(repo, path)), { recursive: true });
-        writeFileSync(join(repo, path), text);
-      }
-      // rootdir tests/ (its pytest.ini): pytest's ids lack the tests/ prefix the weakening names.
-      const out = execFileSync('/usr/bin/python3', ['-m', 'pytest', '--collect-only', '-q', '-p', 'no:cacheprovider', 'tests'], { cwd: repo, encoding: 'utf8' });
-      expect(out.split('\n').filter((line) => line.includes('::'))).toEqual(['test_made.py::test_made::c.data', 'test_made.py::test_made::b.data', 'test_all.py::test_case::c.data', 'test_all.py::test_case::a.data']);
-    } finally {
-      rmSync(repo, { recursive: true, force: true });
-    }
+    // rootdir tests/ (its pytest.ini): pytest's ids lack the tests/ prefix the weakening names.
+    const out = pytestOn({ ...files, ...after }, ['--collect-only', '-q', 'tests']);
+    expect(out.split('\n').filter((line) => line.includes('::'))).toEqual(['test_made.py::test_made::c.data', 'test_made.py::test_made::b.data', 'test_all.py::test_case::c.data', 'test_all.py::test_case::a.data']);
   });
 
   it('is deterministic', async () => {

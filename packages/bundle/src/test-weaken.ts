@@ -41,7 +41,8 @@ export interface WeakenRemoval {
    * `doctest`: a text file collected as one doctest (`docs/usage.rst::usage.rst`), its examples
    * deleted (see {@link deleteDoctestExamples}). `collected`: a test a collector of the
    * project's own made (one item per data file) or a doctest of a module's docstrings,
-   * deselected by code appended to the nearest conftest.py (`file` is that conftest).
+   * deselected by code appended to the nearest conftest.py (`file` is that conftest) or, with
+   * none at or above it, to a test module that registers it as a plugin (`file` is that module).
    */
   kind: 'function' | 'assertion' | 'generated' | 'imported' | 'doctest' | 'collected';
   file: string;
@@ -60,7 +61,7 @@ export interface TestWeaken {
   removed: WeakenRemoval[];
   /** Tests gone with the weakening (of `nodeIds`, and the FAIL_TO_PASS tests deleted whole). */
   removedIds: string[];
-  /** Node ids whose test could not be found in a test file (doctests in source files with no conftest.py above them, a text doctest without examples). */
+  /** Node ids whose test could not be found in a test file (a text doctest without examples; a doctest of a source file where no test module is collected to deselect it). */
   unresolved: string[];
 }
 
@@ -431,14 +432,13 @@ function removeGeneratedTests(entries: ReadonlyArray<[string | null, string]>): 
 }
 
 /**
- * The conftest.py that deselects a test with no definition of its own a weakening can delete:
+ * Whether a test with no definition of its own a weakening can delete is one it can deselect:
  * one a collector of the project's own made (a conftest's `pytest_pycollect_makeitem` turning
  * a function into one item per data file, as PyYAML's legacy tests, the function defined or
  * made at import; `pytest_collect_file` items of a non-Python file), or a doctest in a
- * module's docstrings (`--doctest-modules`): the nearest conftest of the test files at or
- * above the test's file, or null when the id is no such test or no conftest is there.
+ * module's docstrings (`--doctest-modules`).
  */
-async function collectedByConftest(resolver: DefinitionResolver, testFiles: ReadonlySet<string>, parts: NodeIdParts): Promise<string | null> {
+async function isCollectedTest(resolver: DefinitionResolver, testFiles: ReadonlySet<string>, parts: NodeIdParts): Promise<boolean> {
   const module = testFiles.has(parts.file) ? await resolver.file(parts.file) : null;
   const [outer] = parts.classes;
   // Its owner is no class of the source: a function (through star imports too) or one made at import.
@@ -446,13 +446,91 @@ async function collectedByConftest(resolver: DefinitionResolver, testFiles: Read
   const collectsFile = !parts.file.endsWith('.py') && parts.name !== '' && !isDoctestTextId(parts);
   // A docstring's examples (`ordered_set/__init__.py::ordered_set.OrderedSet.index`): a source
   // file's text, which a weakening never edits.
-  const moduleDoctest = parts.file.endsWith('.py') && parts.classes.length === 0 && parts.name.includes('.');
-  if (!ownedByNoClass && !collectsFile && !moduleDoctest) return null;
-  for (let dir = dirnameOf(parts.file); ; dir = dirnameOf(dir)) {
+  return ownedByNoClass || collectsFile || isModuleDoctest(parts);
+}
+
+/** A doctest of a Python module's docstrings (`pkg/mod.py::pkg.mod.f`). */
+function isModuleDoctest(parts: NodeIdParts): boolean {
+  return parts.file.endsWith('.py') && parts.classes.length === 0 && parts.name.includes('.');
+}
+
+/** The nearest conftest.py among the test files at or above `file`, or null. */
+async function nearestConftest(resolver: DefinitionResolver, testFiles: ReadonlySet<string>, file: string): Promise<string | null> {
+  for (let dir = dirnameOf(file); ; dir = dirnameOf(dir)) {
     const conftest = dir === '' ? 'conftest.py' : `${dir}/conftest.py`;
     if (testFiles.has(conftest) && (await resolver.file(conftest)) !== null) return conftest;
     if (dir === '') return null;
   }
+}
+
+/**
+ * The test module that carries a deselection where no conftest.py is at or above the
+ * deselected tests (python-ordered-set's and python-tabulate's doctests): one pytest imports
+ * as a test module in every run of the suite, so one of its own tests (not only doctests) is
+ * in `nodeIds`; one the weakening already edits first, else the first by path. Null without one.
+ */
+function deselectingModule(testFiles: ReadonlySet<string>, nodeIds: readonly string[], edited: ReadonlySet<string>): string | null {
+  const modules = new Set<string>();
+  for (const nodeId of nodeIds) {
+    const parts = parseNodeId(nodeId);
+    if (parts === null || !parts.file.endsWith('.py') || !testFiles.has(parts.file) || parts.file.split('/').at(-1) === 'conftest.py') continue;
+    if (!isModuleDoctest(parts)) modules.add(parts.file);
+  }
+  const sorted = [...modules].sort();
+  return sorted.find((path) => edited.has(path)) ?? sorted[0] ?? null;
+}
+
+/** Python that drops the items whose repo-relative node ids are in `ids` (whatever the rootdir), indented by `indent`, for a file `depth` directories below the repo. */
+function deselectBody(indent: string, ids: string, depth: number): string[] {
+  return [
+    `${indent}import os`,
+    '',
+    `${indent}repo = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * ${depth}))`,
+    `${indent}prefix = os.path.relpath(str(getattr(config, "rootpath", None) or config.rootdir), repo).replace(os.sep, "/")`,
+    `${indent}prefix = "" if prefix == "." else prefix + "/"`,
+    `${indent}items[:] = [item for item in items if prefix + item.nodeid not in ${ids}]`,
+  ];
+}
+
+/** A Python list of node ids, one per line, indented by `indent`. */
+function idLines(indent: string, nodeIds: readonly string[]): string[] {
+  return [...nodeIds].sort().map((nodeId) => `${indent}    ${JSON.stringify(nodeId)},`);
+}
+
+/**
+ * Python appended to a test module that deselects tests by node id through a plugin the module
+ * names in its `pytest_plugins` (after any it names itself), which pytest registers when it
+ * imports the module, before its `pytest_collection_modifyitems` runs. The plugin is a module
+ * of its own, so the test module's own functions (a module-level `pytest_generate_tests`)
+ * do not become hooks of the whole session.
+ */
+function deselectFromTestModule(module: string, nodeIds: readonly string[]): string {
+  return [
+    '',
+    '',
+    '# Tests the weakening removes: doctests of source modules or tests a collector made, with no definition',
+    '# of their own to delete and no conftest.py above them, deselected by a plugin this module names.',
+    'def _weakened_plugin():',
+    '    import sys',
+    '    import types',
+    '',
+    '    weakened_ids = frozenset([',
+    ...idLines('    ', nodeIds),
+    '    ])',
+    '',
+    '    def pytest_collection_modifyitems(config, items):',
+    ...deselectBody('        ', 'weakened_ids', module.split('/').length - 1),
+    '',
+    '    plugin = types.ModuleType("_weakened_tests", "PYTEST_DONT_REWRITE")',
+    '    plugin.pytest_collection_modifyitems = pytest_collection_modifyitems',
+    '    sys.modules[plugin.__name__] = plugin',
+    '    return plugin.__name__',
+    '',
+    '',
+    '_weakened_own = globals().get("pytest_plugins", [])',
+    'pytest_plugins = [*(_weakened_own.split(",") if isinstance(_weakened_own, str) else _weakened_own), _weakened_plugin()]',
+    '',
+  ].join('\n');
 }
 
 /**
@@ -462,24 +540,18 @@ async function collectedByConftest(resolver: DefinitionResolver, testFiles: Read
  * and whose marks (ordering, wrapper) it takes.
  */
 function deselectCollectedTests(conftest: string, nodeIds: readonly string[]): string {
-  const depth = conftest.split('/').length - 1;
   return [
     '',
     '',
     "# Tests the weakening removes: made by the project's own collectors, with no definition of their own to delete.",
     '_weakened_ids = frozenset([',
-    ...[...nodeIds].sort().map((nodeId) => `    ${JSON.stringify(nodeId)},`),
+    ...idLines('', nodeIds),
     '])',
     '_weakened_hook = globals().get("pytest_collection_modifyitems")',
     '',
     '',
     'def _weakened_deselect(config, items):',
-    '    import os',
-    '',
-    `    repo = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * ${depth}))`,
-    '    prefix = os.path.relpath(str(getattr(config, "rootpath", None) or config.rootdir), repo).replace(os.sep, "/")',
-    '    prefix = "" if prefix == "." else prefix + "/"',
-    '    items[:] = [item for item in items if prefix + item.nodeid not in _weakened_ids]',
+    ...deselectBody('    ', '_weakened_ids', conftest.split('/').length - 1),
     '',
     '',
     'def _weakened_call(session, config, items):',
@@ -523,7 +595,10 @@ function deselectCollectedTests(conftest: string, nodeIds: readonly string[]): s
  * weakening and of test_files.txt); a class or branch left empty keeps a `pass`. Every
  * changed file must still parse. A test generated at import (no definition in the source,
  * e.g. one method per case of a data file) is removed by code appended to the module that
- * collects it, deleting it from its class once the module has made it. A text file collected
+ * collects it, deleting it from its class once the module has made it. A test a collector of
+ * the project's own made, or a doctest of a source module's docstrings, is deselected in the
+ * nearest conftest.py at or above it, or, with none, by a plugin a test module names (see
+ * {@link deselectingModule}; it needs `nodeIds`). A text file collected
  * as one doctest (`docs/usage.rst::usage.rst`) loses its examples, its prose kept. With
  * `nodeIds` (the suite's tests), `removedIds` names every test the deletions take away,
  * inherited copies in other classes included.
@@ -545,6 +620,15 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
   const generated = new Map<string, Array<[string | null, string]>>();
   /** Per conftest.py: tests a collector of the project's made, deselected there. */
   const deselected = new Map<string, string[]>();
+  const deselect = (file: string, nodeId: string): void => {
+    const parts = parseNodeId(nodeId);
+    const entries = deselected.get(file) ?? [];
+    if (!entries.includes(nodeId)) entries.push(nodeId);
+    deselected.set(file, entries);
+    removed.push({ nodeId, kind: 'collected', file, qualifiedName: parts === null ? nodeId : [...parts.classes, parts.name].join('.'), line: 0 });
+  };
+  /** Tests to deselect with no conftest.py at or above them: a test module's plugin does. */
+  const uncollected: string[] = [];
   /** Text files collected as doctests, without their examples. */
   const texts: Array<{ path: string; before: string; after: string }> = [];
   for (const nodeId of [...new Set(options.failToPass)].sort()) {
@@ -571,12 +655,10 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     const found = await resolve(nodeId);
     if (found.length === 0) {
       const parts = parseNodeId(nodeId);
-      const conftest = parts === null ? null : await collectedByConftest(resolver, testFiles, parts);
-      if (parts !== null && conftest !== null) {
-        const entries = deselected.get(conftest) ?? [];
-        if (!entries.includes(nodeId)) entries.push(nodeId);
-        deselected.set(conftest, entries);
-        removed.push({ nodeId, kind: 'collected', file: conftest, qualifiedName: [...parts.classes, parts.name].join('.'), line: 0 });
+      const collected = parts !== null && (await isCollectedTest(resolver, testFiles, parts));
+      const conftest = parts !== null && collected ? await nearestConftest(resolver, testFiles, parts.file) : null;
+      if (conftest !== null) {
+        deselect(conftest, nodeId);
         continue;
       }
       if (parts !== null && testFiles.has(parts.file) && isGeneratedTestName(parts) && (await resolver.file(parts.file)) !== null) {
@@ -587,7 +669,8 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
         removed.push({ nodeId, kind: 'generated', file: parts.file, qualifiedName: [...parts.classes, parts.name].join('.'), line: 0 });
         continue;
       }
-      unresolved.push(nodeId);
+      if (collected) uncollected.push(nodeId);
+      else unresolved.push(nodeId);
       continue;
     }
     const line = options.failingLines?.[nodeId];
@@ -600,6 +683,11 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
       if (!assertion) deletedFunctions.add(`${file.path}:${target.startIndex}`);
       removed.push({ nodeId, kind: assertion ? 'assertion' : 'function', file: file.path, qualifiedName, line: target.startPosition.row + 1 });
     }
+  }
+  if (uncollected.length > 0) {
+    const module = deselectingModule(testFiles, options.nodeIds ?? [], new Set([...deletions.keys(), ...generated.keys()]));
+    if (module === null || (await resolver.file(module)) === null) unresolved.push(...uncollected);
+    else for (const nodeId of uncollected) deselect(module, nodeId);
   }
   const changes: Array<{ path: string; before: string; after: string }> = [];
   const paths = [...new Set([...deletions.keys(), ...generated.keys(), ...deselected.keys()])].sort();
@@ -615,7 +703,8 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     const collected = deselected.get(path);
     if (statements.length === 0 && extra === undefined && collected === undefined) continue;
     const deleted = statements.length === 0 ? file.source : deleteStatements(file.source, statements);
-    const appended = [...(extra === undefined ? [] : [removeGeneratedTests(extra)]), ...(collected === undefined ? [] : [deselectCollectedTests(path, collected)])];
+    const deselection = collected === undefined ? [] : [path.split('/').at(-1) === 'conftest.py' ? deselectCollectedTests(path, collected) : deselectFromTestModule(path, collected)];
+    const appended = [...(extra === undefined ? [] : [removeGeneratedTests(extra)]), ...deselection];
     const after = appended.length === 0 ? deleted : `${deleted.replace(/\s*$/, '\n')}${appended.join('')}`;
     if (hasSyntaxErrors(after) && !file.root.hasError) {
       throw new EnvgenError(ERROR_CODES.internal, `Weakening ${path} left a syntax error; this is a bug in envgen, please report it with the file.`);
