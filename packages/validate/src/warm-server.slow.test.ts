@@ -248,6 +248,52 @@ describe('a warm server over Hypothesis property tests', () => {
   });
 });
 
+/** Tests that report how deep they may still recurse before Python's recursion limit. */
+const HEADROOM = `import sys
+
+from shapes import Shape
+
+
+def headroom():
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return sys.getrecursionlimit() - depth
+
+
+def test_first():
+    assert headroom() > 0
+
+
+def test_headroom():
+    assert Shape(4).area(2) == 4
+    assert False, "headroom %d" % headroom()
+`;
+
+describe('a warm server over tests that recurse to the recursion limit', () => {
+  const fixture = serveShapes('test_headroom.py', { 'test_headroom.py': HEADROOM }, { preload: true });
+
+  it('gives each test the recursion headroom of a fresh pytest, from scratch and from a checkpoint (before, less by its own frames)', async () => {
+    const { provider, profile, root, server } = fixture;
+    const reported = (run: { results: Record<string, { reason?: string }> }) => run.results['test_headroom.py::test_headroom']?.reason;
+    const target = await openPytestSandbox(provider, { worktree: root });
+    let fresh: string | undefined;
+    try {
+      fresh = reported(await runPytest(target, profile, { timeoutMs: 60_000 }));
+    } finally {
+      await target.close();
+    }
+    expect(fresh).toMatch(/^AssertionError: headroom \d+/);
+    expect(reported(await server.run({ timeoutMs: 60_000 }))).toBe(fresh);
+    expect(await server.collect({ checkpoints: ['test_headroom.py::test_headroom'], timeoutMs: 60_000 })).toMatchObject({ ok: true, checkpoints: ['ok'] });
+    await fixture.mutated(SQUARE, `        size = size + 0\n${SQUARE}`, async () => {
+      const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
+      expect(resumed.checkpoint).toBe(0);
+      expect(reported(resumed)).toBe(fresh);
+    });
+  });
+});
+
 describe('a warm server over tests that leave named pipes and sockets in their temporary directories', () => {
   const PIPES = `import os
 import socket

@@ -36,6 +36,23 @@ class _Only:
             items[:] = [item for item in items if item.nodeid in self.nodeids]
 
 
+# The caller of ``pytest.main`` and the frames below it in a fresh ``python -m pytest``: runpy's
+# two, pytest's ``__main__`` module and its ``console_main``.
+_FRESH_CALLER_DEPTH = 4
+
+
+def _fresh_headroom():
+    """Raises the recursion limit by the frames the caller of ``pytest.main`` sits above where a
+    fresh ``python -m pytest`` calls it (the server's own), so a test may recurse as deep as
+    there: one that recurses to the limit (a parser's recursion guard), or a RecursionError whose
+    traceback pytest then formats, ends as in a fresh run."""
+    depth, frame = 0, sys._getframe(1)
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    if depth > _FRESH_CALLER_DEPTH:
+        sys.setrecursionlimit(sys.getrecursionlimit() + depth - _FRESH_CALLER_DEPTH)
+
+
 def _run_child(request, root):
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(log, 1)
@@ -56,6 +73,7 @@ def _run_child(request, root):
         plugins.append(_Only(request["only"]))
     if request.get("plain"):
         _import_changed_plain()
+    _fresh_headroom()
     code = pytest.main(list(request["args"]), plugins=plugins)
     if tracer is not None:
         _write_analysis(request["analysis"], tracer, root)
