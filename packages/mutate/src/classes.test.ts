@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { mutate, mutated } from './mutate-test-helpers.fixture.js';
 
@@ -57,37 +58,43 @@ describe('remove_class_methods', () => {
 });
 
 describe('shuffle_class_methods', () => {
-  const source = `class C:
+  const source = `import typing
+
+
+class C:
     x = 1
 
-    def a(self):
-        return 1
+    @typing.overload
+    def a(self, v: int) -> int: ...
+
+    @typing.overload
+    def a(self, v: str) -> str: ...
+
+    def a(self, v):
+        return v
 
     @property
     def b(self):
-        return 2
+        return self._b
 
-    async def c(self):
-        return 3
+    @b.setter
+    def b(self, value):
+        self._b = value
 `;
 
-  it('reorders methods, decorators included, around the other class statements', () => {
-    expect(mutated('shuffle_class_methods', source, 'C', 1)).toBe(`class C:
-    x = 1
-
-    async def c(self):
-        return 3
-
-    def a(self):
-        return 1
-
-    @property
-    def b(self):
-        return 2
-`);
+  it('moves an earlier definition of a name the class defines twice into the place that binds it', () => {
+    const edit = mutated('shuffle_class_methods', source, 'C', 1);
+    expect(edit.lastIndexOf('@typing.overload')).toBeGreaterThan(edit.indexOf('        return v\n'));
+    expect(edit.split('\n').filter((line) => line.includes('def '))).toHaveLength(5);
+    // Python binds the stub now: calling it raises, as an overload stub does.
+    const probe = `${edit}\ntry:\n    C().a(1)\nexcept NotImplementedError:\n    print("stub")\n`;
+    expect(execFileSync('/usr/bin/python3', ['-c', probe], { encoding: 'utf8' }).trim()).toBe('stub');
   });
 
-  it('has no site with fewer than two methods', () => {
-    expect(mutate('shuffle_class_methods', 'class D:\n    def a(self):\n        pass\n', 'D', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
+  it('has no site where every method name is defined once, or only a property chain repeats one', () => {
+    const distinct = 'class D:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n';
+    expect(mutate('shuffle_class_methods', distinct, 'D', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
+    const chain = 'class E:\n    @property\n    def b(self):\n        return 1\n\n    @b.setter\n    def b(self, value):\n        pass\n';
+    expect(mutate('shuffle_class_methods', chain, 'E', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
   });
 });

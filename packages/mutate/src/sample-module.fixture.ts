@@ -6,6 +6,7 @@
 export const SAMPLE_MODULE = `"""Inventory helpers — prix en €, tailles ≥ 0."""
 import functools
 import json
+import typing
 from collections import OrderedDict
 
 _CACHE = {}
@@ -88,6 +89,17 @@ class Inventory(OrderedDict, Item):
 
     def total_value(self):
         return sum(item.total for item in self.values() if item.qty > 0)
+
+    @typing.overload
+    def find(self, key: str) -> Item: ...
+
+    @typing.overload
+    def find(self, key: int) -> Item: ...
+
+    def find(self, key):
+        if isinstance(key, int):
+            return list(self.values())[key]
+        return self[key]
 
     def cheapest(self, k=3):
         ranked = sorted(self.values(), key=lambda item: (item.price, item.name))
