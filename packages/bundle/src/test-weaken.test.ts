@@ -192,17 +192,23 @@ describe('makeTestWeaken', () => {
     const files = {
       'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
       'pkg/__init__.py': '',
+      'top.py': '"""A top-level module.\n\n>>> 1 + 1\n2\n"""\n',
       'pkg/mod.py': 'def f(x):\n    """x.\n\n    >>> f(1)\n    1\n    """\n    return x\n\n\ndef g(x):\n    """x.\n\n    >>> g(2)\n    2\n    """\n    return x\n',
       // A module-level pytest_generate_tests: were the module itself the plugin, it would parametrize twice.
       'tests/test_f.py': 'pytest_plugins = "pytester"\n\n\ndef pytest_generate_tests(metafunc):\n    if "n" in metafunc.fixturenames:\n        metafunc.parametrize("n", [1, 2])\n\n\ndef test_n(n, pytester):\n    assert n > 0 and pytester.path.is_dir()\n',
       'tests/test_g.py': 'def test_g():\n    pass\n',
     };
     const testFiles = ['tests/test_f.py', 'tests/test_g.py'];
-    const nodeIds = ['pkg/mod.py::pkg.mod.f', 'pkg/mod.py::pkg.mod.g', 'tests/test_f.py::test_n[1]', 'tests/test_f.py::test_n[2]', 'tests/test_g.py::test_g'];
-    const { after, removed, removedIds, testFiles: weakenedFiles, unresolved } = await weakened(files, ['pkg/mod.py::pkg.mod.f'], { testFiles, nodeIds });
+    const nodeIds = ['pkg/mod.py::pkg.mod.f', 'pkg/mod.py::pkg.mod.g', 'tests/test_f.py::test_n[1]', 'tests/test_f.py::test_n[2]', 'tests/test_g.py::test_g', 'top.py::top'];
+    // A module's own docstring too, whose id names no function (sortedcontainers' `src/sortedcontainers/__init__.py::sortedcontainers`).
+    const failing = ['pkg/mod.py::pkg.mod.f', 'top.py::top'];
+    const { after, removed, removedIds, testFiles: weakenedFiles, unresolved } = await weakened(files, failing, { testFiles, nodeIds });
     expect(unresolved).toEqual([]);
-    expect(removed).toEqual([{ nodeId: 'pkg/mod.py::pkg.mod.f', kind: 'collected', file: 'tests/test_f.py', qualifiedName: 'pkg.mod.f', line: 0 }]);
-    expect(removedIds).toEqual(['pkg/mod.py::pkg.mod.f']);
+    expect(removed).toEqual([
+      { nodeId: 'pkg/mod.py::pkg.mod.f', kind: 'collected', file: 'tests/test_f.py', qualifiedName: 'pkg.mod.f', line: 0 },
+      { nodeId: 'top.py::top', kind: 'collected', file: 'tests/test_f.py', qualifiedName: 'top', line: 0 },
+    ]);
+    expect(removedIds).toEqual(failing);
     expect(weakenedFiles).toEqual(['tests/test_f.py']);
     // -W error: pytest warns about a plugin module imported before it could rewrite its asserts.
     for (const mode of ['prepend', 'importlib']) {

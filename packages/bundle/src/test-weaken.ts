@@ -449,9 +449,14 @@ async function isCollectedTest(resolver: DefinitionResolver, testFiles: Readonly
   return ownedByNoClass || collectsFile || isModuleDoctest(parts);
 }
 
-/** A doctest of a Python module's docstrings (`pkg/mod.py::pkg.mod.f`). */
+/**
+ * A doctest of a Python module's docstrings: of a function or class (`pkg/mod.py::pkg.mod.f`),
+ * or of the module's own (`src/sortedcontainers/__init__.py::sortedcontainers`, `mod.py::mod`).
+ */
 function isModuleDoctest(parts: NodeIdParts): boolean {
-  return parts.file.endsWith('.py') && parts.classes.length === 0 && parts.name.includes('.');
+  if (!parts.file.endsWith('.py') || parts.classes.length > 0) return false;
+  const [module, parent] = parts.file.slice(0, -'.py'.length).split('/').reverse();
+  return parts.name.includes('.') || parts.name === (module === '__init__' ? parent : module);
 }
 
 /** The nearest conftest.py among the test files at or above `file`, or null. */
