@@ -1062,7 +1062,7 @@ def test_missing_section():
   'hanging-mutants': {
     about: 'a 0.1 s suite where natural mutants loop forever: limits must follow clean durations',
     files: {
-      'ivl/__init__.py': LIB,
+      'ivl/__init__.py': '',
       'ivl/steps.py': `def count_up(start, stop, step):
     n = 0
     while start < stop:
@@ -1077,9 +1077,17 @@ def halve(x):
         x = x // 2
         steps = steps + 1
     return steps
+
+
+def digits(n):
+    count = 1
+    while n >= 10:
+        n = n // 10
+        count = count + 1
+    return count
 `,
       'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
-      'tests/test_steps.py': `from ivl.steps import count_up, halve
+      'tests/test_steps.py': `from ivl.steps import count_up, digits, halve
 
 
 def test_count_up():
@@ -1088,8 +1096,11 @@ def test_count_up():
 
 def test_halve():
     assert halve(16) == 4
+
+
+def test_digits():
+    assert digits(4096) == 4
 `,
-      'tests/test_ivl.py': LIB_TESTS,
     },
     count: 40,
     hangs: true,
