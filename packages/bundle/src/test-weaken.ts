@@ -532,7 +532,7 @@ function deselectFromTestModule(module: string, nodeIds: readonly string[]): str
     '    return plugin.__name__',
     '',
     '',
-    '_weakened_own = globals().get("pytest_plugins", [])',
+    '_weakened_own = globals().get("pytest_plugins") or []',
     'pytest_plugins = [*(_weakened_own.split(",") if isinstance(_weakened_own, str) else _weakened_own), _weakened_plugin()]',
     '',
   ].join('\n');
@@ -623,7 +623,7 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
   };
   /** Per test module: tests generated at import (no definition in the source), as (class path, name). */
   const generated = new Map<string, Array<[string | null, string]>>();
-  /** Per conftest.py: tests a collector of the project's made, deselected there. */
+  /** Per conftest.py (or test module naming a plugin): tests with no definition of their own, deselected there. */
   const deselected = new Map<string, string[]>();
   const deselect = (file: string, nodeId: string): void => {
     const parts = parseNodeId(nodeId);
