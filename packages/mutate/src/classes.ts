@@ -123,23 +123,25 @@ export const shuffleClassMethods: Strategy = {
   appliesTo: CLASS_KINDS,
   apply({ source, entity, rng, executedLines }) {
     const byName = new Map<string, SyntaxNode[]>();
-    for (const method of methodsOf(source, locateEntity(source, entity).body)) byName.set(methodName(method), [...(byName.get(methodName(method)) ?? []), method]);
+    for (const method of methodsOf(source, locateEntity(source, entity).body)) {
+      const name = methodName(method);
+      byName.set(name, [...(byName.get(name) ?? []), method]);
+    }
     // Only where the definition that binds the name ran in a test: otherwise no test sees the swap.
     const redefined = [...byName.entries()].filter(
       ([name, methods]) => methods.length > 1 && !methods.some((method) => decoratesOwnName(method, name)) && ranInTests(executedLines, methods.at(-1) as SyntaxNode),
     );
     if (redefined.length === 0) return null;
     const [name, methods] = rng.pick(redefined);
-    const last = methods.length - 1;
-    const earlier = rng.int(last);
-    const slots = [methods[earlier], methods[last]].map((method) => lineSlot(source, method as SyntaxNode));
-    const [from, to] = slots as [TextEdit, TextEdit];
+    const binding = methods.at(-1) as SyntaxNode;
+    const earlier = methods[rng.int(methods.length - 1)] as SyntaxNode;
+    const [from, to] = [lineSlot(source, earlier), lineSlot(source, binding)];
     return {
       newSource: applyTextEdits(source, [
         { ...from, text: to.text },
         { ...to, text: from.text },
       ]),
-      description: `swapped definitions of ${entity.qualifiedName}.${name} at lines ${lineOf(methods[earlier] as SyntaxNode)} and ${lineOf(methods[last] as SyntaxNode)}: the one from line ${lineOf(methods[earlier] as SyntaxNode)} now binds the name`,
+      description: `swapped definitions of ${entity.qualifiedName}.${name} at lines ${lineOf(earlier)} and ${lineOf(binding)}: the one from line ${lineOf(earlier)} now binds the name`,
     };
   },
 };

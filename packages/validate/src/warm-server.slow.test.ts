@@ -224,27 +224,37 @@ describe('the warm server', () => {
   });
 });
 
+/**
+ * The failure reason `nodeId` reports in a fresh pytest, in a warm run from scratch, and in a
+ * warm run resumed from a checkpoint at `checkpoint` with SQUARE's line of shapes.py replaced by
+ * `changed`; with the collect that left the checkpoint and where the resumed run went on from.
+ */
+async function reasonsEverywhere(fixture: ShapesFixture, nodeId: string, checkpoint: string, changed: string) {
+  const { provider, profile, root, server } = fixture;
+  const reason = (run: { results: Record<string, { reason?: string }> }) => run.results[nodeId]?.reason;
+  const target = await openPytestSandbox(provider, { worktree: root });
+  let fresh: string | undefined;
+  try {
+    fresh = reason(await runPytest(target, profile, { timeoutMs: 60_000 }));
+  } finally {
+    await target.close();
+  }
+  const scratch = reason(await server.run({ timeoutMs: 60_000 }));
+  const collected = await server.collect({ checkpoints: [checkpoint], timeoutMs: 60_000 });
+  const resumed = await fixture.mutated(SQUARE, changed, () => server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } }));
+  return { fresh, scratch, collected, resumedFrom: resumed.checkpoint, resumed: reason(resumed) };
+}
+
 describe('a warm server over Hypothesis property tests', () => {
   const fixture = serveShapes('test_draws.py', { 'test_draws.py': HYPOTHESIS_DRAWS });
 
   it('draws the examples a fresh pytest draws, from scratch and from a checkpoint (before, each run its own)', async () => {
-    const { provider, profile, root, server } = fixture;
-    const seen = (run: { results: Record<string, { reason?: string }> }) => run.results['test_draws.py::test_seen']?.reason;
-    const target = await openPytestSandbox(provider, { worktree: root });
-    let fresh: string | undefined;
-    try {
-      fresh = seen(await runPytest(target, profile, { timeoutMs: 60_000 }));
-    } finally {
-      await target.close();
-    }
-    expect(fresh).toMatch(/^AssertionError: drew \d+: [0-9a-f]{40}/);
-    expect(seen(await server.run({ timeoutMs: 60_000 }))).toBe(fresh);
-    expect(await server.collect({ checkpoints: ['test_draws.py::test_draw'], timeoutMs: 60_000 })).toMatchObject({ ok: true, checkpoints: ['ok'] });
-    await fixture.mutated(SQUARE, `        size = size + 1\n${SQUARE}`, async () => {
-      const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
-      expect(resumed.checkpoint).toBe(0);
-      expect(seen(resumed)).toBe(fresh);
-    });
+    const reasons = await reasonsEverywhere(fixture, 'test_draws.py::test_seen', 'test_draws.py::test_draw', `        size = size + 1\n${SQUARE}`);
+    expect(reasons.fresh).toMatch(/^AssertionError: drew \d+: [0-9a-f]{40}/);
+    expect(reasons.scratch).toBe(reasons.fresh);
+    expect(reasons.collected).toMatchObject({ ok: true, checkpoints: ['ok'] });
+    expect(reasons.resumedFrom).toBe(0);
+    expect(reasons.resumed).toBe(reasons.fresh);
   });
 });
 
@@ -274,23 +284,12 @@ describe('a warm server over tests that recurse to the recursion limit', () => {
   const fixture = serveShapes('test_headroom.py', { 'test_headroom.py': HEADROOM }, { preload: true });
 
   it('gives each test the recursion headroom of a fresh pytest, from scratch and from a checkpoint (before, less by its own frames)', async () => {
-    const { provider, profile, root, server } = fixture;
-    const reported = (run: { results: Record<string, { reason?: string }> }) => run.results['test_headroom.py::test_headroom']?.reason;
-    const target = await openPytestSandbox(provider, { worktree: root });
-    let fresh: string | undefined;
-    try {
-      fresh = reported(await runPytest(target, profile, { timeoutMs: 60_000 }));
-    } finally {
-      await target.close();
-    }
-    expect(fresh).toMatch(/^AssertionError: headroom \d+/);
-    expect(reported(await server.run({ timeoutMs: 60_000 }))).toBe(fresh);
-    expect(await server.collect({ checkpoints: ['test_headroom.py::test_headroom'], timeoutMs: 60_000 })).toMatchObject({ ok: true, checkpoints: ['ok'] });
-    await fixture.mutated(SQUARE, `        size = size + 0\n${SQUARE}`, async () => {
-      const resumed = await server.run({ timeoutMs: 60_000, resume: { changed: ['shapes.py'], checkpoint: 0 } });
-      expect(resumed.checkpoint).toBe(0);
-      expect(reported(resumed)).toBe(fresh);
-    });
+    const reasons = await reasonsEverywhere(fixture, 'test_headroom.py::test_headroom', 'test_headroom.py::test_headroom', `        size = size + 0\n${SQUARE}`);
+    expect(reasons.fresh).toMatch(/^AssertionError: headroom \d+/);
+    expect(reasons.scratch).toBe(reasons.fresh);
+    expect(reasons.collected).toMatchObject({ ok: true, checkpoints: ['ok'] });
+    expect(reasons.resumedFrom).toBe(0);
+    expect(reasons.resumed).toBe(reasons.fresh);
   });
 });
 
