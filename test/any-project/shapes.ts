@@ -859,6 +859,39 @@ def test_bad_value():
       'test/test_ivl.py': LIB_TESTS,
     },
   },
+  'shadowed-test-names': {
+    about: 'test modules that define a test name twice, an older copy left above the one pytest collects (PySnooper): the weakening deletes every definition of a failing name',
+    failingSomewhere: 'tests/test_ivl.py::',
+    mustHold: ['tests/test_ivl.py::test_total', 'tests/test_ivl.py::TestInterval::test_width'],
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS.replace(
+        'from ivl import Interval, clamp, scale, total\n',
+        `from ivl import Interval, clamp, scale, total
+
+
+def test_clamp_low():
+    assert clamp(-1, 0, 10) == 0
+
+
+def test_total():
+    assert total([4]) == 4
+
+
+def test_contains():
+    assert Interval(0, 1).contains(1)
+
+
+class TestInterval:
+    def test_width(self):
+        assert Interval(0, 1).width() == 1
+
+    def test_width(self):
+        assert Interval(2, 7).width() == 5
+`,
+      ),
+    },
+  },
   'warnings-error-plugin-options': {
     about: "addopts `-W=error --asyncio-mode=auto` (a plugin's option) and a config key the machine's pytest-asyncio is too old to know (tqdm)",
     // The developers' newer pytest-asyncio knows asyncio_default_fixture_loop_scope; Debian's 0.20 warns about it, an error under -W=error.

@@ -106,6 +106,26 @@ describe('makeTestWeaken', () => {
     expect(removed[0]?.qualifiedName).toBe('TestOnly.test_only');
   });
 
+  it('deletes every definition of a test the module defines more than once, so no earlier one runs under its id', async () => {
+    const files = {
+      'pkg.py': 'def f(x):\n    return x\n',
+      'tests/test_f.py': [
+        'from pkg import f\n\n\ndef test_f():\n    assert f(1) == 2\n\n\ndef test_other():\n    assert f(0) == 0\n',
+        '\n\ndef test_f():\n    assert f(1) == 1\n\n\nclass TestF:\n    def test_g(self):\n        assert f(3) == 4\n\n    def test_g(self):\n        assert f(3) == 3\n',
+      ].join(''),
+    };
+    const { after, removed } = await weakened(files, ['tests/test_f.py::test_f', 'tests/test_f.py::TestF::test_g']);
+    expect(after['tests/test_f.py']).not.toMatch(/def test_f|def test_g/);
+    expect(removed.map((r) => [r.nodeId, r.line])).toEqual([
+      ['tests/test_f.py::TestF::test_g', 17],
+      ['tests/test_f.py::TestF::test_g', 20],
+      ['tests/test_f.py::test_f', 4],
+      ['tests/test_f.py::test_f', 12],
+    ]);
+    // pytest collected each name's last definition; neither name is collected at all now.
+    expect(pytestOn({ ...files, ...after }, ['--collect-only', '-q', 'tests']).split('\n').filter((line) => line.includes('::'))).toEqual(['tests/test_f.py::test_other']);
+  });
+
   it('deletes tests inherited from base classes and mixins imported from other test modules, and names every test that goes', async () => {
     const files = {
       'tests/__init__.py': '',

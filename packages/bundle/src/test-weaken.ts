@@ -299,6 +299,11 @@ function importBindings(statement: SyntaxNode): ImportBinding[] {
  */
 async function findTest(resolver: DefinitionResolver, file: ParsedFile, parts: NodeIdParts): Promise<FoundTest[]> {
   if (parts.classes.length === 0) {
+    // A name the module defines more than once (a test copied and left behind) is collected
+    // as its last definition; deleting that one alone would let an earlier one run in its
+    // place under the same id. Every definition goes, as for methods below.
+    const local = findDefinitions(file.root, parts.name, 'function_definition');
+    if (local.length > 0) return local.map((found) => ({ file, ...found, qualifiedName: parts.name }));
     const found = await resolver.lookup(file, [parts.name], 'function_definition');
     return found ? [{ ...found, qualifiedName: parts.name }] : [];
   }
