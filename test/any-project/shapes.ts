@@ -892,6 +892,35 @@ class TestInterval:
       ),
     },
   },
+  'root-file-permissions': {
+    about: "tests that expect root's file permissions when run as root (pyfakefs compares its fake file system with the real one): a read-only directory root writes into anyway",
+    mustHold: ['tests/test_perms.py::test_read_only_dir'],
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_perms.py': `import os
+
+import pytest
+
+from ivl import total
+
+
+def test_read_only_dir(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        if os.getuid() == 0:
+            (locked / "f").write_text("root writes anyway")
+        else:
+            with pytest.raises(PermissionError):
+                (locked / "f").write_text("x")
+    finally:
+        locked.chmod(0o755)
+    assert total([len(os.listdir(locked))]) == (1 if os.getuid() == 0 else 0)
+`,
+    },
+  },
   'warnings-error-plugin-options': {
     about: "addopts `-W=error --asyncio-mode=auto` (a plugin's option) and a config key the machine's pytest-asyncio is too old to know (tqdm)",
     // The developers' newer pytest-asyncio knows asyncio_default_fixture_loop_scope; Debian's 0.20 warns about it, an error under -W=error.

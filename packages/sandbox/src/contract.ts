@@ -175,6 +175,24 @@ export function describeSandboxContract(kind: SandboxKind, options: ContractOpti
       expect(existsSync(path.join(worktree, 'build/x'))).toBe(true);
     });
 
+    it("gives uid 0 root's file permissions, as a plain run by root has them, and no other capability", async () => {
+      // pyfakefs's tests compare root's behaviour of their fake file system with the real one's.
+      const script = [
+        'import os',
+        "os.mkdir('locked'); os.chmod('locked', 0o555)",
+        "try:\n    open('locked/f', 'w').close(); wrote = 'wrote'\nexcept PermissionError:\n    wrote = 'denied'",
+        "os.chmod('locked', 0o755); os.remove('locked/f') if wrote == 'wrote' else None; os.rmdir('locked')",
+        "effective = int(next(line for line in open('/proc/self/status') if line.startswith('CapEff:')).split()[1], 16)",
+        "print(os.getuid(), wrote, hex(effective))",
+      ].join('\n');
+      const result = await sandbox.exec([PYTHON, '-c', script]);
+      expect(result.exitCode).toBe(0);
+      const [uid, wrote, effective] = result.stdout.trim().split(' ');
+      expect(wrote).toBe(uid === '0' ? 'wrote' : 'denied');
+      // CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER and FSETID (bits 0-4) at most.
+      if (options.isolated) expect(Number(effective) & ~0x1f).toBe(0);
+    });
+
     it('shows mounts, writable only when rw', async () => {
       const ro = `/tmp/envgen-ro-${kind}`;
       const rw = `/tmp/envgen-rw-${kind}`;

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { ERROR_CODES, EnvgenError, describeError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
-import { SANDBOX_WORKDIR, checkSandboxOptions, resolveExecSettings, resolveLimits } from './exec-settings.js';
+import { ROOT_FILE_CAPABILITIES, SANDBOX_WORKDIR, checkSandboxOptions, resolveExecSettings, resolveLimits } from './exec-settings.js';
 import type { RunningCommand } from './host-exec.js';
 import { createOutputCollector } from './output.js';
 import type { OutputCollector } from './output.js';
@@ -174,6 +174,8 @@ export function createDockerProvider(options: DockerProviderOptions = {}): Sandb
               })),
             ],
             CapDrop: ['ALL'],
+            // The image's user is root: it keeps root's file permissions, as a plain run by root.
+            CapAdd: ROOT_FILE_CAPABILITIES,
             SecurityOpt: ['no-new-privileges'],
             Init: true,
           },

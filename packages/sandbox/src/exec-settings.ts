@@ -9,6 +9,15 @@ import type { ExecOptions, SandboxLimits, SandboxMount, SandboxOptions } from '.
 export const SANDBOX_WORKDIR = '/tmp/repo';
 
 /**
+ * What root keeps in the jailed backends, which drop every other capability: the file
+ * permissions root has, as a plain run by root has them. Without them uid 0 is neither root
+ * nor a user: a test that asks `os.getuid() == 0` (pyfakefs compares its fake file system's
+ * root behaviour with the real one) expects a read-only directory to be writable and finds it
+ * is not. Mounts, namespaces, devices, signals to the host and the network stay out of reach.
+ */
+export const ROOT_FILE_CAPABILITIES = ['CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_DAC_READ_SEARCH', 'CAP_FOWNER', 'CAP_FSETID'];
+
+/**
  * A mount target of its own under `prefix` (e.g. `/tmp/envgen-out-1f2e3d4c5b6a`), for a
  * directory that differs per sandbox: the `none` backend links every target on the host,
  * where two sandboxes open at once (the baseline's two runs, the validator's workers) would

@@ -3,7 +3,7 @@ import { lstat, readlink } from 'node:fs/promises';
 import { ERROR_CODES, EnvgenError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { memoizeCgroupLayout } from './cgroup.js';
-import { SANDBOX_WORKDIR, checkSandboxOptions, resolveExecSettings } from './exec-settings.js';
+import { ROOT_FILE_CAPABILITIES, SANDBOX_WORKDIR, checkSandboxOptions, resolveExecSettings } from './exec-settings.js';
 import { startHostCommand } from './host-exec.js';
 import { createSandboxHandle } from './sandbox-handle.js';
 import type { SandboxMount, SandboxProvider } from './types.js';
@@ -42,7 +42,8 @@ export async function resolveSystemBinds(): Promise<string[]> {
  * The jail: the host's system directories read-only (see {@link resolveSystemBinds}), a
  * fresh /dev, /proc and /tmp, the worktree read-write at /tmp/repo, the rest of the root
  * read-only and empty, every namespace unshared (the network is a private loopback), no
- * capabilities, its own session, and it dies with envgen.
+ * capabilities but root's file permissions when envgen runs as root, its own session, and
+ * it dies with envgen.
  */
 export function buildBwrapArgs(system: readonly string[], worktree: string, mounts: readonly SandboxMount[], cwd: string): string[] {
   return [
@@ -57,6 +58,8 @@ export function buildBwrapArgs(system: readonly string[], worktree: string, moun
     '--remount-ro', '/',
     '--unshare-all',
     '--cap-drop', 'ALL',
+    // Run by root, uid 0 inside keeps root's file permissions (a user's run has none to keep).
+    ...(process.getuid?.() === 0 ? ROOT_FILE_CAPABILITIES.flatMap((capability) => ['--cap-add', capability]) : []),
     '--die-with-parent',
     '--new-session',
     '--chdir', cwd,
@@ -83,7 +86,8 @@ async function runQuiet(argv: string[]): Promise<{ code: number | null; output: 
  * the worktree read-write at /tmp/repo and the mounts; a private tmpfs /tmp and /dev. The
  * host's /run, /var, /root, /home, /work and anything else are absent, so no host daemon
  * socket (Docker's, a database's) can be reached. There is no network but a private
- * loopback; it has no capabilities, its own pid/ipc/uts/cgroup/user/mount namespaces and
+ * loopback; it has no capabilities but, run by root, root's file permissions
+ * ({@link ROOT_FILE_CAPABILITIES}), its own pid/ipc/uts/cgroup/user/mount namespaces and
  * its own session. It runs as uid 0 mapped to the host's root, so the read-only binds
  * (including /proc/sys and /sys) are what protects the host; files it writes in the
  * worktree belong to the user running envgen.
