@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { writesTreeConftest } from '../support/writes-tree-conftest.js';
 
 /**
  * Small projects, one per shape of real-world pytest set-up that envgen must handle without
@@ -122,6 +123,8 @@ export interface Shape {
   project?: string;
   /** Options plain pytest needs on this machine beyond the project's own (see each shape). */
   plainArgs?: string[];
+  /** Most candidates go on from a checkpoint of the clean run: nothing in the set-up makes them decline. */
+  resumes?: boolean;
 }
 
 export const SHAPES: Record<string, Shape> = {
@@ -919,6 +922,33 @@ def test_read_only_dir(tmp_path):
         locked.chmod(0o755)
     assert total([len(os.listdir(locked))]) == (1 if os.getuid() == 0 else 0)
 `,
+    },
+  },
+  'conftest-writes-tree-keeps-file-open': {
+    about: "a conftest that writes a data file into the tree when imported, before collection, and logs every test to a file in the tree it keeps open for the whole session (flake8's test-logs-3.11.log)",
+    mustHold: ['tests/test_written.py::test_generated', 'tests/test_written.py::test_log'],
+    resumes: true,
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/conftest.py': writesTreeConftest('1 2 3'),
+      'tests/test_written.py': `import os
+
+HERE = os.path.dirname(__file__)
+
+
+def test_generated():
+    with open(os.path.join(HERE, "generated.txt")) as handle:
+        assert handle.read().split() == ["1", "2", "3"]
+
+
+def test_log():
+    with open(os.path.join(HERE, "session.log")) as handle:
+        lines = handle.read().splitlines()
+    assert lines[-1] == "start test_log"
+    assert len(lines) == len(set(lines)) == 9
+`,
+      '.gitignore': 'generated.txt\nsession.log\n',
     },
   },
   'warnings-error-plugin-options': {

@@ -12,6 +12,7 @@ import type { ValidationInput, ValidationOutcome, Validator } from './types.js';
 import { createValidator } from './validator.js';
 import { sameVerdict } from './verdict.js';
 import type { CandidateLimits } from './verdict.js';
+import { writesTreeConftest } from '../../../test/support/writes-tree-conftest.js';
 
 const CALC = `import os
 
@@ -480,6 +481,51 @@ describe.each(SEEDS)('a suite that asserts no profiler runs, with $seed', ({ env
     const outcome = await context.validator.validateWithDetails(input);
     expect(outcome.mode).toBe('resumed');
     expect(sameVerdict(outcome.verdict, await context.reference(input))).toBe(true);
+  });
+});
+
+/** The fixture's conftest, writing into the tree before collection and keeping a log file there open (see writesTreeConftest). */
+const WRITES_TREE_CONFTEST = `${FILES['tests/conftest.py'] ?? ''}\n${writesTreeConftest('3 4')}`;
+
+const READS_WRITTEN = `import os
+
+from pkg import calc
+
+HERE = os.path.dirname(__file__)
+
+
+def test_generated():
+    with open(os.path.join(HERE, "generated.txt")) as handle:
+        a, b = (int(x) for x in handle.read().split())
+    assert calc.mul(a, b) == 12
+
+
+def test_log():
+    with open(os.path.join(HERE, "session.log")) as handle:
+        lines = handle.read().splitlines()
+    assert lines[-1] == "start test_log"
+    assert len(lines) == len(set(lines)) == 14
+`;
+
+describe('a suite whose conftest writes into the tree before collection and keeps a file there open', () => {
+  const context = fixtureValidator({}, { 'tests/conftest.py': WRITES_TREE_CONFTEST, 'tests/test_written.py': READS_WRITTEN });
+
+  it("resumes from checkpoints that hold the file open (each run opens it anew where the checkpoint had it) and sees what the conftest wrote: the reference's verdicts", async () => {
+    expect(Object.values(context.baseline.results).every((result) => result.outcome === 'passed')).toBe(true);
+    const expected: Record<string, string[]> = {
+      operator: ['tests/test_calc.py::test_add', 'tests/test_calc.py::test_mul', 'tests/test_written.py::test_generated'],
+      cached: f2p('test_parse', 'test_parse_again'),
+    };
+    for (const [name, failToPass] of Object.entries(expected)) {
+      const input = CANDIDATES[name] as ValidationInput;
+      const outcome = await context.validator.validateWithDetails(input);
+      // Before, every checkpoint was declined ("file descriptor N is open (…/session.log)"), and
+      // a run from one saw no generated.txt: the host puts the clean tree back after each run.
+      expect({ name, mode: outcome.mode, declined: outcome.declined }).toEqual({ name, mode: 'resumed', declined: undefined });
+      const reference = await context.reference(input);
+      expect(reference).toMatchObject({ kind: 'instance', failToPass });
+      expect({ name, same: sameVerdict(outcome.verdict, reference) }).toEqual({ name, same: true });
+    }
   });
 });
 

@@ -2,11 +2,13 @@
 its way, what each checkpoint must prove before it serves runs, and the server's side of
 talking to them."""
 
+import fcntl
 import json
 import os
 import select
 import signal
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -129,7 +131,11 @@ class _Collector:
         self.session = None
         self.digest = None
         self.positions = {}
-        self.tree = None
+        # The tree as the collector found it (what the host puts back after every run): what a
+        # conftest or plugin writes into it before collection is part of each checkpoint's delta.
+        self.tree = _tree_state(root)
+        # Files open at this checkpoint that each child opens anew (``_reopenable``).
+        self.reopen = []
         self.forked = set()
         self.channel = None
         self.reader = None
@@ -158,7 +164,6 @@ class _Collector:
     def pytest_collection(self, session):
         if self.role == "runner":
             self.session = session
-            self.tree = _tree_state(self.root)
             self._checkpoint(0)
         yield
 
@@ -244,19 +249,46 @@ class _Collector:
         if runs._OWN_PID_NAMESPACE and set(parents) - self.forked - {1, os.getpid(), os.getppid()}:
             return "a process started by a test is running"
         known = self._capture_fds()
+        reopen = []
         for fd in sorted(_open_fds() - self.fds_before - known):
             identity = _identity(fd)
             if identity is not None and identity not in self.allowed:
-                try:
-                    target = os.readlink("/proc/self/fd/%d" % fd)
-                except OSError:
-                    target = "?"
-                return "file descriptor %d is open (%s)" % (fd, target)
+                entry = self._reopenable(fd)
+                if isinstance(entry, str):
+                    return entry
+                reopen.append(entry)
+        self.reopen = reopen
         if self.session.shouldfail or self.session.shouldstop:
             return "the session is stopping"
         if self.session.config.pluginmanager.get_plugin("envgen-recorder") is None:
             return "envgen's results plugin is not active"
         return None
+
+    def _reopenable(self, fd):
+        """How a child opens ``fd`` anew, as ``(fd, path, flags, offset, inheritable)``, or why
+        it cannot. A file the suite keeps open across tests (a log a conftest configures, a
+        session fixture's file) shares its offset between every process forked with it: a
+        child writing to it would move the checkpoint's and the next child's. A regular file
+        can be opened again by each child at the offset the checkpoint had, provided its
+        content there is what the checkpoint saw: a file read only, or one in the tree or the
+        tests' temporary directory, which the checkpoint puts back before each child."""
+        try:
+            target = os.readlink("/proc/self/fd/%d" % fd)
+        except OSError:
+            target = "?"
+        try:
+            info = os.fstat(fd)
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        except OSError:
+            return "file descriptor %d is open (%s)" % (fd, target)
+        if not stat.S_ISREG(info.st_mode):
+            return "file descriptor %d is open (%s)" % (fd, target)
+        if _identity(target) != (info.st_dev, info.st_ino):
+            return "file descriptor %d is open on a file no longer at its path (%s)" % (fd, target)
+        restored = any(target.startswith(os.path.realpath(place) + os.sep) for place in (self.root, self.scratch))
+        if flags & os.O_ACCMODE != os.O_RDONLY and not restored:
+            return "file descriptor %d is open for writing outside the tree and the tests' temporary directory (%s)" % (fd, target)
+        return (fd, target, flags, os.lseek(fd, 0, os.SEEK_CUR), os.get_inheritable(fd))
 
     def _ran_so_far(self):
         """The ids of the worktree code objects that have run in this process so far, or None
@@ -275,7 +307,7 @@ class _Collector:
             self.ran_before = self._ran_so_far()
         why = self._unshareable()
         delta = None
-        if why is None and index > 0:
+        if why is None:
             delta = _save_tree_delta(self.root, self.tree, os.path.join(self.vault, "tree-%d" % index))
             if isinstance(delta, str):
                 why = delta
@@ -438,6 +470,9 @@ class _Collector:
                 swaps = self._plan(changed)
                 if self.delta is not None:
                     _check_tree_delta(self.delta, changed)
+                for _, path, _, _, _ in self.reopen:
+                    if os.path.relpath(path, self.root) in changed:
+                        raise _Decline("%s was open at this checkpoint" % os.path.relpath(path, self.root))
             except _Decline as declined:
                 self._send({"declined": str(declined)})
                 continue
@@ -470,6 +505,11 @@ class _Collector:
             os.setpgid(0, 0)
             self.reader.close()
             self.channel.close()
+            for fd, path, flags, offset, inheritable in self.reopen:
+                opened = os.open(path, flags)
+                os.lseek(opened, offset, os.SEEK_SET)
+                os.dup2(opened, fd, inheritable=inheritable)
+                os.close(opened)
             config = self.session.config
             log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             targets = {1, 2}
