@@ -333,6 +333,37 @@ def test_after(tmp_path_factory):
   });
 });
 
+describe('a warm server over a suite that holds a lock through a file it keeps open', () => {
+  const LOCKED = `import fcntl
+
+import pytest
+
+from shapes import Shape
+
+
+@pytest.fixture(scope="session")
+def lock(tmp_path_factory):
+    with open(tmp_path_factory.getbasetemp() / "held.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield handle
+
+
+def test_first(lock):
+    assert Shape(4).area(2) == 4
+
+
+def test_second(lock):
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    assert Shape(4).area(2) == 4
+`;
+  const fixture = serveShapes('test_locked.py', { 'test_locked.py': LOCKED }, { preload: true });
+
+  it('declines a checkpoint there, with why: a file opened anew in each run would not hold the lock', async () => {
+    const collected = await fixture.server.collect({ checkpoints: ['test_locked.py::test_second'], timeoutMs: 60_000 });
+    expect(collected).toMatchObject({ ok: true, collection: 'ok', checkpoints: [expect.stringMatching(/^file descriptor \d+ holds a lock on \/.*\/held\.lock$/)] });
+  });
+});
+
 describe('a warm server over a test whose thread a bug leaves blocked', () => {
   const WAITS = `import concurrent.futures
 import threading

@@ -155,7 +155,9 @@ class _Collector:
         # new code, and a changed function's clean code lives as long as the server, so its
         # id is no other object's.
         self.ran_before = None
-        self.fds_before = _open_fds()
+        # The collector's own descriptors, by what they are: a number the runner frees (each
+        # checkpoint's channel, once forked) may be taken by a file a test opens later.
+        self.fds_before = {fd: _identity(fd) for fd in _open_fds()}
         self.allowed = {_identity(fd) for fd in (0, 1, 2)} | {_identity(os.devnull)}
 
     # -- the clean run ------------------------------------------------------------------
@@ -250,9 +252,9 @@ class _Collector:
             return "a process started by a test is running"
         known = self._capture_fds()
         reopen = []
-        for fd in sorted(_open_fds() - self.fds_before - known):
+        for fd in sorted(_open_fds() - known):
             identity = _identity(fd)
-            if identity is not None and identity not in self.allowed:
+            if identity is not None and identity not in self.allowed and identity != self.fds_before.get(fd):
                 entry = self._reopenable(fd)
                 if isinstance(entry, str):
                     return entry
@@ -285,6 +287,14 @@ class _Collector:
             return "file descriptor %d is open (%s)" % (fd, target)
         if _identity(target) != (info.st_dev, info.st_ino):
             return "file descriptor %d is open on a file no longer at its path (%s)" % (fd, target)
+        try:
+            with open("/proc/self/fdinfo/%d" % fd, encoding="ascii", errors="replace") as handle:
+                locked = any(line.startswith("lock:") for line in handle)
+        except OSError:
+            locked = True
+        if locked:
+            # A lock belongs to the open file: a file opened anew would not hold it.
+            return "file descriptor %d holds a lock on %s" % (fd, target)
         restored = any(target.startswith(os.path.realpath(place) + os.sep) for place in (self.root, self.scratch))
         if flags & os.O_ACCMODE != os.O_RDONLY and not restored:
             return "file descriptor %d is open for writing outside the tree and the tests' temporary directory (%s)" % (fd, target)
