@@ -597,6 +597,8 @@ class _Recorder:
         self._file_keys = {}
         self._plugin_dir = os.path.dirname(os.path.realpath(__file__))
         self.timed_out = set()
+        # {"nodeid", "seconds"} of the test a KeyboardInterrupt (SIGTERM) stopped, if one did.
+        self.stopped_in = None
         self.test_timeout = _test_timeout()
         self.test_limits = _test_limits() if self.test_timeout is not None else {}
         # The running test's alarm (see start_timer).
@@ -768,6 +770,8 @@ class _Recorder:
             },
             "collectionErrors": self.collection_errors,
         }
+        if self.stopped_in is not None:
+            payload["stoppedIn"] = self.stopped_in
         if self.coverage is not None:
             payload["coverage"] = {nodeid: self._lines(code_sets) for nodeid, code_sets in self.coverage.items()}
             payload["untraced"] = sorted(self.untraced)
@@ -793,7 +797,11 @@ class _Plugin:
         self.recorder.start_timer(item.nodeid)
         started = time.perf_counter()
         try:
-            yield
+            outcome = yield
+            excinfo = outcome.excinfo
+            if excinfo is not None and issubclass(excinfo[0], KeyboardInterrupt) and self.recorder.stopped_in is None:
+                # The test the run was stopped in (its limit, SIGTERM): it has no outcome.
+                self.recorder.stopped_in = {"nodeid": item.nodeid, "seconds": round(time.perf_counter() - started, 3)}
         finally:
             entry = self.recorder.results.get(item.nodeid)
             if entry is not None:

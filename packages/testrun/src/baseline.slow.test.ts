@@ -252,12 +252,16 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
-  it('fails with a clear error when the clean suite hangs', async () => {
-    const hanging = await writeFixtureRepo({ 'tests/test_hang.py': 'import time\n\ndef test_hang():\n    time.sleep(600)\n' });
+  it('fails with a clear error when the clean suite hangs, naming the tests to deselect', async () => {
+    const hang = 'import time\n\n\ndef test_first():\n    time.sleep(600)\n\n\ndef test_second():\n    time.sleep(600)\n\n\ndef test_third():\n    time.sleep(600)\n';
+    const hanging = await writeFixtureRepo({ 'tests/test_hang.py': hang });
     try {
-      await expect(
-        buildBaseline({ worktree: hanging, commit: 'b'.repeat(40), profile: fixtureProfile({ timeoutMs: 3_000 }), sandboxProvider: provider, home }),
-      ).rejects.toMatchObject({ code: 'test-run-failed', message: expect.stringContaining('timeoutMs') });
+      // Each test is stopped at 2 s and the run at 6 s (its SIGTERM a second earlier): the
+      // first test is past the per-test limit, and a later one is running when the run stops.
+      const error = await buildBaseline({ worktree: hanging, commit: 'b'.repeat(40), profile: fixtureProfile({ timeoutMs: 6_000, testTimeoutMs: 2_000 }), sandboxProvider: provider, home }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'test-run-failed', message: expect.stringContaining("raise the profile's timeoutMs (6000 ms) or deselect the tests that hang: tests/test_hang.py::test_first") });
+      expect((error as Error).message).toContain("past the per-test limit, the profile's testTimeoutMs of 2000 ms");
+      expect((error as Error).message).toMatch(/tests\/test_hang\.py::test_(second|third) \(still running after \d+\.\d s when the run was stopped\)/);
     } finally {
       await rm(hanging, { recursive: true, force: true });
     }

@@ -144,13 +144,22 @@ async function readEntities(worktree: string, files: readonly string[], logger: 
 /** What pytest says when the project's `minversion` is newer than it: the two versions. */
 const MINVERSION = /'minversion' requires pytest-(\S+), actual pytest-(\S+?)'/;
 
+/** What to deselect in a clean run past its limit: the tests that ran past the per-test limit and the one it was stopped in. */
+function hangingTests(run: PytestRun, profile: Profile): string {
+  const timedOut = Object.keys(run.results).filter((nodeId) => run.results[nodeId]?.timedOut === true);
+  const parts = timedOut.length === 0 ? [] : [`${timedOut.join(', ')} (each past the per-test limit, the profile's testTimeoutMs of ${profile.testTimeoutMs} ms)`];
+  if (run.stoppedIn !== undefined) parts.push(`${run.stoppedIn.nodeId} (still running after ${run.stoppedIn.seconds.toFixed(1)} s when the run was stopped)`);
+  if (parts.length === 0) return 'the hanging test (pytest was killed before it wrote results: a test may have taken its SIGTERM handler)';
+  return `the tests that hang: ${parts.join('; ')}`;
+}
+
 function assertCompleted(run: PytestRun, label: string, profile: Profile): void {
   if (run.status === 'completed') return;
   const minversion = MINVERSION.exec(run.output);
   const limit = run.limitHit === 'memory' ? 'memory limit' : 'limit on processes and threads alive at once';
   const hint =
     run.status === 'timeout'
-      ? `raise the profile's timeoutMs (${profile.timeoutMs} ms) or deselect the hanging test`
+      ? `raise the profile's timeoutMs (${profile.timeoutMs} ms) or deselect ${hangingTests(run, profile)}`
       : run.limitHit !== undefined
         ? `it hit the sandbox's ${limit}, which every run has: deselect the test that needs more (the profile's deselect; with -v in the project's addopts, the output's last test started)`
         : minversion !== null

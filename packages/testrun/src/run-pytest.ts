@@ -41,6 +41,14 @@ export interface PytestRun extends TestRun {
    * out), or null when the suite displaced the tracer and the plugin could not tell.
    */
   lines?: PytestLines | null;
+  /** The test a stopped run (its limit's SIGTERM) was in, and for how long it had run: it has no result. */
+  stoppedIn?: StoppedTest;
+}
+
+/** A test a run was stopped in. */
+export interface StoppedTest {
+  nodeId: string;
+  seconds: number;
 }
 
 /** Options of {@link runPytest}. */
@@ -79,6 +87,7 @@ interface ResultsFile {
   imported?: Record<string, string>;
   collection?: Record<string, number[]>;
   lines?: PytestLines;
+  stoppedIn?: StoppedTest;
 }
 
 /** The argv of one pytest run inside the sandbox. */
@@ -216,6 +225,8 @@ export function parseResultsFile(text: string): ResultsFile | null {
   if (isRecord(data['lines'])) parsed.lines = data['lines'] as PytestLines;
   if (Array.isArray(data['untraced'])) parsed.untraced = data['untraced'].map(String);
   if (isRecord(data['collection'])) parsed.collection = data['collection'] as Record<string, number[]>;
+  const stopped = data['stoppedIn'];
+  if (isRecord(stopped) && typeof stopped['nodeid'] === 'string') parsed.stoppedIn = { nodeId: stopped['nodeid'], seconds: Number(stopped['seconds']) || 0 };
   if (isRecord(data['imported'])) parsed.imported = Object.fromEntries(Object.entries(data['imported']).map(([name, path]) => [name, String(path)]));
   return parsed;
 }
@@ -300,6 +311,7 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     output: outputTail(exec),
   };
   if (exec.status === 'memory' || exec.status === 'processes') run.limitHit = exec.status;
+  if (parsed?.stoppedIn !== undefined) run.stoppedIn = parsed.stoppedIn;
   if (coverage) {
     run.coverage = parsed?.coverage ?? {};
     run.untraced = parsed?.untraced ?? [];
