@@ -146,7 +146,7 @@ def test_writes_into_tree():
     },
   },
   'strict-addopts-plugins': {
-    about: 'setup.cfg with addopts -p <local plugin> --strict-markers -W error, xfail_strict, markers',
+    about: "setup.cfg with addopts -p <local plugin> --strict-markers -W error and the cache plugin's --cache-clear --ff (pydocstyle), xfail_strict, markers",
     files: {
       'ivl/__init__.py': LIB,
       'tests/__init__.py': '',
@@ -173,7 +173,7 @@ def test_marked(lo_bound):
 def test_known_failure():
     assert clamp(1, 0, 1) == 2
 `,
-      'setup.cfg': '[tool:pytest]\naddopts = -p tests.plugin --strict-markers -W error -ra\nxfail_strict = true\nmarkers =\n    slowish: a marker the suite declares\n',
+      'setup.cfg': '[tool:pytest]\naddopts = -p tests.plugin --strict-markers -W error -ra --cache-clear --ff\nxfail_strict = true\nmarkers =\n    slowish: a marker the suite declares\n',
       'setup.py': 'from setuptools import setup\n\nsetup(name="ivl")\n',
     },
   },

@@ -81,7 +81,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
       // As a site directory, so that the install's .pth files (the editable finder) take effect.
       writeFileSync(join(scratch, 'sitecustomize.py'), `import site\nsite.addsitedir(${JSON.stringify(found)})\n`);
     }
-    spawnSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'plain_report_log', ...(options.args ?? [])], {
+    spawnSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'plain_report_log', ...(options.args ?? [])], {
       cwd,
       encoding: 'utf8',
       maxBuffer: 256 * 1024 ** 2,

@@ -77,6 +77,14 @@ describe('filterAddopts', () => {
     });
   });
 
+  it("drops the cache plugin's options that change nothing in a fresh checkout's run, which envgen's runs make without the plugin", () => {
+    expect(filterAddopts(['-vv', '--cache-clear', '--ff', '--last-failed', '--lfnf', 'none', '--lfnf=all', '--nf'])).toEqual({
+      kept: ['-vv', '--nf'],
+      dropped: ['--cache-clear', '--ff', '--last-failed', '--lfnf', 'none', '--lfnf=all'],
+      ini: [],
+    });
+  });
+
   it('gives a plugin option that is also an ini key as the key (a usage error without the plugin, a warning as -o)', () => {
     expect(filterAddopts(['-v', '--asyncio-mode=strict', '--asyncio-mode', 'auto'])).toEqual({
       kept: ['-v'],

@@ -98,6 +98,12 @@ const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
   // A config key of a plugin the machine lacks or has older (asyncio_default_fixture_loop_scope
   // under Debian's pytest-asyncio) makes it a usage error; without it pytest only warns, and no test changes.
   [/^--strict-config$/, false],
+  // Options of pytest's cache plugin, which envgen's runs and test_script.sh turn off (`-p
+  // no:cacheprovider`), so they are usage errors there (PyCQA/pydocstyle's `--cache-clear`).
+  // Those whose run of a fresh checkout, with no cache yet, is the same without them.
+  [/^--(cache-clear|lf|last-failed|ff|failed-first)$/, false],
+  [/^--(lfnf|last-failed-no-failures)$/, true],
+  [/^--(lfnf|last-failed-no-failures)=/, false],
 ];
 
 /**
