@@ -68,6 +68,7 @@ _TEST_LIMITS_ENV = "ENVGEN_TEST_LIMITS"
 _LINES_ENV = "ENVGEN_LINES"
 _SCRIPTS_ENV = "ENVGEN_SCRIPTS"
 _NO_SHRINK_ENV = "ENVGEN_NO_SHRINK"
+_RUN_LIMIT_ENV = "ENVGEN_RUN_LIMIT"
 _MESSAGE_LIMIT = 500
 # Seconds a test with a limit of its own may go on after its alarm before the run ends.
 _ABANDON_GRACE = 1.0
@@ -454,6 +455,18 @@ class TestTimeout(Exception):
     __test__ = False
 
 
+def _run_ends():
+    """When the session stops between two tests: its run's soft limit (seconds after the session
+    starts, which is after the limit's clock started) has passed. That limit's SIGTERM stops a
+    run anyway, unless a test took SIGTERM for a handler of its own (a server's), which leaves
+    the run to be killed at its hard limit without results."""
+    try:
+        seconds = float(os.environ.get(_RUN_LIMIT_ENV, ""))
+    except ValueError:
+        return None
+    return time.monotonic() + seconds if seconds > 0 else None
+
+
 def _test_timeout():
     """The per-test limit in seconds, or None where it cannot be enforced."""
     try:
@@ -599,6 +612,7 @@ class _Recorder:
         self.timed_out = set()
         # {"nodeid", "seconds"} of the test a KeyboardInterrupt (SIGTERM) stopped, if one did.
         self.stopped_in = None
+        self.run_ends = _run_ends()
         self.test_timeout = _test_timeout()
         self.test_limits = _test_limits() if self.test_timeout is not None else {}
         # The running test's alarm (see start_timer).
@@ -648,6 +662,10 @@ class _Recorder:
     def ends_session(self, nodeid):
         """Whether the run stops here: a test with its own limit ran past it."""
         return nodeid in self.timed_out and nodeid in self.test_limits
+
+    def past_run_limit(self):
+        """Whether the run's limit has passed, its SIGTERM unheard: the run stops before the next test."""
+        return self.run_ends is not None and time.monotonic() >= self.run_ends
 
     def stopped_at_limit(self):
         """Whether a test with its own limit ran past it: the run is a timeout whatever follows."""
@@ -810,6 +828,8 @@ class _Plugin:
             self.recorder.end_test(item.nodeid)
             if self.recorder.ends_session(item.nodeid):
                 item.session.shouldstop = "envgen: %s ran past its limit" % item.nodeid
+            elif self.recorder.past_run_limit():
+                item.session.shouldstop = "envgen: the run's limit has passed"
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):

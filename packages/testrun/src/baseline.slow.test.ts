@@ -266,4 +266,19 @@ describe('buildBaseline in the local sandbox', () => {
       await rm(hanging, { recursive: true, force: true });
     }
   });
+
+  it('stops a suite that took SIGTERM between two tests at its limit, and names the longest tests', async () => {
+    // A server's signal handling, as gunicorn's tests install it: the run's SIGTERM goes unheard.
+    const conftest = 'import signal\n\nsignal.signal(signal.SIGTERM, lambda signum, frame: None)\n';
+    const quick = Array.from({ length: 60 }, (_, index) => `def test_${String(index).padStart(2, '0')}():\n    time.sleep(0.5)\n`).join('\n\n');
+    const slow = await writeFixtureRepo({ 'tests/conftest.py': conftest, 'tests/test_slow.py': `import time\n\n\ndef test_longest():\n    time.sleep(1.5)\n\n\n${quick}` });
+    try {
+      // The run's SIGTERM at 18 s, its kill at 20 s: before, killed without results ("exit null").
+      const error = await buildBaseline({ worktree: slow, commit: 'c'.repeat(40), profile: fixtureProfile({ timeoutMs: 20_000, testTimeoutMs: 3_000 }), sandboxProvider: provider, home }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'test-run-failed', message: expect.stringContaining('(first run: timeout, exit 124)') });
+      expect((error as Error).message).toMatch(/or deselect the slowest tests: the run was stopped between two tests after \d+ had run, none past the per-test limit; the longest were tests\/test_slow\.py::test_longest \(1\.\d s\), tests\/test_slow\.py::test_\d\d \(0\.\d s\)/);
+    } finally {
+      await rm(slow, { recursive: true, force: true });
+    }
+  });
 });

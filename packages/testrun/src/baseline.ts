@@ -144,13 +144,24 @@ async function readEntities(worktree: string, files: readonly string[], logger: 
 /** What pytest says when the project's `minversion` is newer than it: the two versions. */
 const MINVERSION = /'minversion' requires pytest-(\S+), actual pytest-(\S+?)'/;
 
-/** What to deselect in a clean run past its limit: the tests that ran past the per-test limit and the one it was stopped in. */
+/**
+ * What to deselect in a clean run past its limit: the tests that ran past the per-test limit and
+ * the one it was stopped in, or, stopped between two tests, the longest that ran.
+ */
 function hangingTests(run: PytestRun, profile: Profile): string {
   const timedOut = Object.keys(run.results).filter((nodeId) => run.results[nodeId]?.timedOut === true);
   const parts = timedOut.length === 0 ? [] : [`${timedOut.join(', ')} (each past the per-test limit, the profile's testTimeoutMs of ${profile.testTimeoutMs} ms)`];
   if (run.stoppedIn !== undefined) parts.push(`${run.stoppedIn.nodeId} (still running after ${run.stoppedIn.seconds.toFixed(1)} s when the run was stopped)`);
-  if (parts.length === 0) return 'the hanging test (pytest was killed before it wrote results: a test may have taken its SIGTERM handler)';
-  return `the tests that hang: ${parts.join('; ')}`;
+  if (parts.length > 0) return `the tests that hang: ${parts.join('; ')}`;
+  const ran = Object.entries(run.results);
+  if (ran.length === 0) return 'the hanging test (pytest was killed before it wrote results: a test may have taken its SIGTERM handler)';
+  // Stopped between two tests, none of them hanging: the suite needs longer than the limit.
+  const seconds = (result: TestResult): number => result.wall ?? result.duration;
+  const longest = ran
+    .sort(([, a], [, b]) => seconds(b) - seconds(a))
+    .slice(0, 5)
+    .map(([nodeId, result]) => `${nodeId} (${seconds(result).toFixed(1)} s)`);
+  return `the slowest tests: the run was stopped between two tests after ${ran.length} had run, none past the per-test limit; the longest were ${longest.join(', ')}`;
 }
 
 function assertCompleted(run: PytestRun, label: string, profile: Profile): void {

@@ -288,7 +288,9 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   const linesName = `lines-${randomUUID()}.json`;
   const linesFile = options.lines === undefined ? undefined : await writeRunFile(target, linesName, options.lines);
   const exec = await target.sandbox.exec(argv, {
-    env: buildPytestEnv(profile, `${target.outTarget}/${fileName}`, coverage, limitsFile, linesFile),
+    // The soft limit again, for the plugin: a test that takes SIGTERM (a server's handler)
+    // leaves pytest deaf to it, and the plugin then stops the run between two tests.
+    env: { ...buildPytestEnv(profile, `${target.outTarget}/${fileName}`, coverage, limitsFile, linesFile), ENVGEN_RUN_LIMIT: String(softMs / 1000) },
     limits: { timeoutMs },
   });
   if (limitsFile !== undefined) await rm(join(target.outDir, limitsName), { force: true });
