@@ -162,6 +162,33 @@ describe('makeTestWeaken', () => {
     ]);
   });
 
+  it('leaves `name = None` for an overriding method, so the base method of that name does not run under its ids (pytransitions)', async () => {
+    const files = {
+      'tests/__init__.py': '',
+      'tests/test_base.py': 'import unittest\n\n\nclass TestDiagrams(unittest.TestCase):\n    def test_diagram(self):\n        assert 1\n\n    def test_other(self):\n        assert 1\n',
+      'tests/test_nested.py': 'from .test_base import TestDiagrams\n\n\nclass TestNested(TestDiagrams):\n    def test_diagram(self):\n        assert 2\n\n\nclass TestLockedNested(TestNested):\n    pass\n',
+      'tests/test_states.py': 'from .test_nested import TestLockedNested\n\n\nclass TestStates(TestLockedNested):\n    pass\n',
+      // C3 looks in C before B (a breadth-first walk would find B's).
+      'tests/test_mro.py': 'class C:\n    def test_t(self):\n        assert 1\n\n\nclass A(C):\n    pass\n\n\nclass B:\n    def test_t(self):\n        assert 1\n\n\nclass TestX(A, B):\n    pass\n',
+    };
+    const collected = (tree: Record<string, string>): string[] =>
+      pytestOn(tree, ['--collect-only', '-q', '-o', 'python_classes=Test* A B C', 'tests']).split('\n').filter((line) => line.includes('::test_diagram') || line.includes('::test_t'));
+    const nodeIds = collected(files);
+    expect(nodeIds).toContain('tests/test_states.py::TestStates::test_diagram');
+    const { after, removed, removedIds, testFiles } = await weakened(files, ['tests/test_states.py::TestStates::test_diagram', 'tests/test_mro.py::TestX::test_t'], { nodeIds });
+    expect(testFiles).toEqual(['tests/test_mro.py', 'tests/test_nested.py']);
+    expect(after['tests/test_nested.py']).toContain('class TestNested(TestDiagrams):\n    test_diagram = None\n\n\nclass TestLockedNested');
+    expect(after['tests/test_mro.py']).toContain('class C:\n    test_t = None\n');
+    expect(removed.map((entry) => [entry.file, entry.qualifiedName])).toEqual([
+      ['tests/test_mro.py', 'C.test_t'],
+      ['tests/test_nested.py', 'TestNested.test_diagram'],
+    ]);
+    // What pytest collects after the weakening is what removedIds leaves.
+    const left = collected({ ...files, ...after });
+    expect(left).toEqual(nodeIds.filter((nodeId) => !removedIds.includes(nodeId)));
+    expect(left).toEqual(['tests/test_base.py::TestDiagrams::test_diagram', 'tests/test_mro.py::B::test_t', 'tests/test_nested.py::TestDiagrams::test_diagram']);
+  });
+
   it("parses parameter ids holding '::', brackets, quotes and spaces as pytest means them", async () => {
     const source = 'import pytest\n\n\n@pytest.mark.parametrize("t", ["sum(a)::integer as x, y", "a::b"])\ndef test_group(t):\n    assert t\n\n\ndef test_other():\n    assert 1\n';
     const { after, unresolved } = await weakened({ 'tests/test_ids.py': source }, ['tests/test_ids.py::test_group[sum(a)::integer as x, y]', `tests/test_ids.py::test_group[it's [1] - "q"]`]);

@@ -111,6 +111,12 @@ interface Definition {
 /** A test definition found for a node id: the statement to delete and where it lives. */
 interface FoundTest extends Definition {
   qualifiedName: string;
+  /**
+   * A method that overrides one of the same name further along the class's bases: deleted, it
+   * would let that one run under the same ids, so a `name = None` takes its place, which
+   * neither unittest's loader nor pytest collects (and the base's own tests stay).
+   */
+  overrides?: true;
 }
 
 /** Dotted names of a class's bases (`class T(Mixin, base.Case)` → `[['Mixin'], ['base', 'Case']]`). */
@@ -158,6 +164,7 @@ function parseTestFile(source: string): SyntaxNode {
  */
 class DefinitionResolver {
   private readonly files = new Map<string, Promise<ParsedFile | null>>();
+  private readonly orders = new Map<string, Promise<Definition[]>>();
 
   constructor(private readonly read: (path: string) => Promise<string | null>) {}
 
@@ -168,6 +175,46 @@ class DefinitionResolver {
       this.files.set(path, parsed);
     }
     return parsed;
+  }
+
+  /**
+   * A class's method resolution order (C3, as Python computes it) over the classes the test
+   * files define; bases found nowhere in them (`unittest.TestCase`) are left out.
+   */
+  order(start: Definition, inProgress: ReadonlySet<string> = new Set()): Promise<Definition[]> {
+    const key = keyOf(start);
+    // A class that is its own base through names the resolver mixes up: stop there.
+    if (inProgress.has(key) || inProgress.size > 32) return Promise.resolve([start]);
+    let order = this.orders.get(key);
+    if (order === undefined) {
+      order = this.computeOrder(start, new Set([...inProgress, key]));
+      this.orders.set(key, order);
+    }
+    return order;
+  }
+
+  private async computeOrder(start: Definition, path: ReadonlySet<string>): Promise<Definition[]> {
+    const bases: Definition[] = [];
+    for (const base of baseNames(start.definition)) {
+      const definition = await this.lookup(start.file, base, 'class_definition');
+      if (definition) bases.push(definition);
+    }
+    const sequences: Definition[][] = [];
+    for (const base of bases) sequences.push([...(await this.order(base, path))]);
+    if (bases.length > 0) sequences.push([...bases]);
+    const merged: Definition[] = [start];
+    const taken = new Set([keyOf(start)]);
+    while (sequences.length > 0) {
+      const heads = sequences.map((sequence) => sequence[0] as Definition);
+      const good = heads.find((head) => !sequences.some((sequence) => sequence.slice(1).some((later) => keyOf(later) === keyOf(head))));
+      // No consistent order (Python would refuse the class): the first base's order first.
+      const next = good ?? (heads[0] as Definition);
+      if (!taken.has(keyOf(next))) merged.push(next);
+      taken.add(keyOf(next));
+      for (const sequence of sequences) if (sequence.length > 0 && keyOf(sequence[0] as Definition) === keyOf(next)) sequence.shift();
+      for (let index = sequences.length - 1; index >= 0; index -= 1) if (sequences[index]?.length === 0) sequences.splice(index, 1);
+    }
+    return merged;
   }
 
   /** The file of module `dotted` imported from `from` with `level` leading dots, or null. */
@@ -314,26 +361,27 @@ async function findTest(resolver: DefinitionResolver, file: ParsedFile, parts: N
     const nested = body ? findDefinitions(body, name, 'class_definition')[0] : undefined;
     start = start && nested ? { file: start.file, ...nested } : null;
   }
-  const seen = new Set<string>();
-  const queue = start ? [start] : [];
-  while (queue.length > 0) {
-    const current = queue.shift() as Definition;
-    const key = `${current.file.path}:${current.definition.startIndex}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+  // Where Python looks the name up: the class's method resolution order, as far as the test files hold its bases.
+  const order = start ? await resolver.order(start) : [];
+  for (const [index, current] of order.entries()) {
     const body = current.definition.childForFieldName('body');
     const methods = body ? findDefinitions(body, parts.name, 'function_definition') : [];
-    if (methods.length > 0) {
-      const owner = current.definition.childForFieldName('name')?.text ?? '';
-      return methods.map((found) => ({ file: current.file, ...found, qualifiedName: `${owner}.${parts.name}` }));
-    }
-    for (const base of baseNames(current.definition)) {
-      const found = await resolver.lookup(current.file, base, 'class_definition');
-      if (found) queue.push(found);
-    }
+    if (methods.length === 0) continue;
+    const owner = current.definition.childForFieldName('name')?.text ?? '';
+    const overrides = order.slice(index + 1).some((later) => {
+      const laterBody = later.definition.childForFieldName('body');
+      return laterBody !== null && findDefinitions(laterBody, parts.name, 'function_definition').length > 0;
+    });
+    return methods.map((found) => ({ file: current.file, ...found, qualifiedName: `${owner}.${parts.name}`, ...(overrides ? { overrides: true as const } : {}) }));
   }
   return [];
 }
+
+/** A class definition's place in the test files. */
+function keyOf(definition: Definition): string {
+  return `${definition.file.path}:${definition.definition.startIndex}`;
+}
+
 
 function isAssertion(statement: SyntaxNode): boolean {
   if (statement.type === 'assert_statement') return true;
@@ -368,14 +416,19 @@ function failingAssertion(definition: SyntaxNode, line: number): SyntaxNode | nu
   return hit && assertions.length > 1 ? hit : null;
 }
 
-/** Deletes whole-line statements; a block left with no statement gets `pass`. */
-function deleteStatements(source: string, statements: SyntaxNode[]): string {
+/**
+ * Deletes whole-line statements; a block left with no statement gets `pass`. A definition
+ * in `shadowed` leaves `name = None` in its place (see {@link FoundTest.overrides}).
+ */
+function deleteStatements(source: string, statements: SyntaxNode[], shadowed: ReadonlySet<number> = new Set()): string {
   const lines = source.split('\n');
-  const removedIds = new Set(statements.map((node) => node.id));
+  const removedIds = new Set(statements.filter((node) => !shadowed.has(node.startIndex)).map((node) => node.id));
   const deleted = new Set<number>();
   const replacements = new Map<number, string>();
   for (const node of statements) {
     for (let row = node.startPosition.row; row <= node.endPosition.row; row += 1) deleted.add(row);
+    const name = shadowed.has(node.startIndex) ? definitionOf(node)?.definition.childForFieldName('name')?.text : undefined;
+    if (name !== undefined) replacements.set(node.startPosition.row, `${/^\s*/.exec(lines[node.startPosition.row] ?? '')?.[0] ?? ''}${name} = None`);
   }
   const seenBlocks = new Set<number>();
   for (const node of statements) {
@@ -621,6 +674,8 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
   /** Per file: the statements to delete, by their start offset. */
   const deletions = new Map<string, { file: ParsedFile; nodes: Map<number, SyntaxNode> }>();
   const deletedFunctions = new Set<string>();
+  /** Per file: the start offsets of overriding methods that a `name = None` replaces. */
+  const shadowed = new Map<string, Set<number>>();
   const resolve = async (nodeId: string): Promise<FoundTest[]> => {
     const parts = parseNodeId(nodeId);
     const file = parts && testFiles.has(parts.file) ? await resolver.file(parts.file) : null;
@@ -684,13 +739,14 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
       continue;
     }
     const line = options.failingLines?.[nodeId];
-    for (const { file, definition, statement, qualifiedName } of found) {
+    for (const { file, definition, statement, qualifiedName, overrides } of found) {
       const assertion = options.mode === 'assertions' && line !== undefined && file.path === parseNodeId(nodeId)?.file ? failingAssertion(definition, line) : null;
       const target = assertion ?? statement;
       const entry = deletions.get(file.path) ?? { file, nodes: new Map<number, SyntaxNode>() };
       deletions.set(file.path, entry);
       entry.nodes.set(target.startIndex, target);
       if (!assertion) deletedFunctions.add(`${file.path}:${target.startIndex}`);
+      if (!assertion && overrides === true) shadowed.set(file.path, (shadowed.get(file.path) ?? new Set<number>()).add(target.startIndex));
       removed.push({ nodeId, kind: assertion ? 'assertion' : 'function', file: file.path, qualifiedName, line: target.startPosition.row + 1 });
     }
   }
@@ -712,7 +768,7 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     const extra = generated.get(path);
     const collected = deselected.get(path);
     if (statements.length === 0 && extra === undefined && collected === undefined) continue;
-    const deleted = statements.length === 0 ? file.source : deleteStatements(file.source, statements);
+    const deleted = statements.length === 0 ? file.source : deleteStatements(file.source, statements, shadowed.get(path));
     const deselection = collected === undefined ? [] : [path.split('/').at(-1) === 'conftest.py' ? deselectCollectedTests(path, collected) : deselectFromTestModule(path, collected)];
     const appended = [...(extra === undefined ? [] : [removeGeneratedTests(extra)]), ...deselection];
     const after = appended.length === 0 ? deleted : `${deleted.replace(/\s*$/, '\n')}${appended.join('')}`;
