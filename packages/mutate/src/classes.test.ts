@@ -52,6 +52,38 @@ describe('remove_class_methods', () => {
 `);
   });
 
+  it('leaves methods the class body names when Python makes the class, which without them raises NameError (webtest)', () => {
+    const named = `class Field:
+    def value__get(self):
+        return self._value
+
+    def value__set(self, value):
+        self._value = value
+
+    value = property(value__get, value__set)
+
+    @property
+    def size(self):
+        return len(self._value)
+
+    @size.setter
+    def size(self, n):
+        self._value = self._value[:n]
+
+    def keys(self):
+        return [self.value__get()]
+
+    __iter__ = keys
+`;
+    const removed = new Set<string>();
+    for (let seed = 1; seed <= 60; seed += 1) {
+      const result = mutate('remove_class_methods', named, 'Field', seed);
+      if (result.status === 'kept') removed.add(/removed method Field\.(\w+) at line (\d+)/.exec(result.edit.description)?.slice(1).join(':') ?? '');
+    }
+    // Only the setter may go: the getter is named by the setter's decorator, the others by assignments.
+    expect([...removed]).toEqual(['size:14']);
+  });
+
   it('applies to classes only', () => {
     expect(mutate('remove_class_methods', 'def f():\n    pass\n', 'f', 1)).toEqual({ status: 'dropped', reason: 'no-site' });
   });

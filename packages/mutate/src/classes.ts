@@ -79,14 +79,39 @@ function removeCalls(source: string, calls: readonly SyntaxNode[], removed: Text
   return { edits: [...removed, ...edits], count };
 }
 
-/** SWE-smith's class_rm_funcs: remove one method the clean suite ran and every `self.method(...)` call to it in the class. */
+/**
+ * Whether the class body itself names `method` outside every method's body: `value =
+ * property(value__get, value__set)`, `__iter__ = keys`, a later `@value.setter`, a default
+ * argument. Python evaluates those when it makes the class, so without the method the class
+ * statement raises NameError and the module cannot be imported.
+ */
+function namedByClassBody(body: SyntaxNode, method: SyntaxNode): boolean {
+  const name = methodName(method);
+  const inFunctionBody = (node: SyntaxNode): boolean => {
+    for (let current = node.parent; current !== null && current.id !== body.id; current = current.parent) {
+      if (current.type === 'lambda' || (current.type === 'block' && current.parent?.type === 'function_definition')) return true;
+    }
+    return false;
+  };
+  const isDefinitionName = (node: SyntaxNode): boolean => node.parent?.type === 'function_definition' && node.parent.childForFieldName('name')?.id === node.id;
+  // What the method's own statement names (its decorators) goes with it.
+  const outside = (node: SyntaxNode): boolean => node.endIndex <= method.startIndex || node.startIndex >= method.endIndex;
+  return collectNodes(body, (node) => node.type === 'identifier' && node.text === name && outside(node) && !isDefinitionName(node) && !inFunctionBody(node)).length > 0;
+}
+
+/**
+ * SWE-smith's class_rm_funcs: remove one method the clean suite ran and every `self.method(...)`
+ * call to it in the class. A method the class body names outside the methods (see
+ * {@link namedByClassBody}) is left: without it the module's import fails and every test that
+ * imports it with it, which is no bug to find (webtest's `value = property(value__get, ...)`).
+ */
 export const removeClassMethods: Strategy = {
   name: 'remove_class_methods',
   family: 'procedural',
   appliesTo: CLASS_KINDS,
   apply({ source, entity, rng, executedLines }) {
     const { definition, body } = locateEntity(source, entity);
-    const methods = methodsOf(source, body).filter((method) => ranInTests(executedLines, method));
+    const methods = methodsOf(source, body).filter((method) => ranInTests(executedLines, method) && !namedByClassBody(body, method));
     if (methods.length === 0) return null;
     const method = rng.pick(methods);
     const name = methodName(method);
