@@ -69,6 +69,7 @@ _LINES_ENV = "ENVGEN_LINES"
 _SCRIPTS_ENV = "ENVGEN_SCRIPTS"
 _NO_SHRINK_ENV = "ENVGEN_NO_SHRINK"
 _RUN_LIMIT_ENV = "ENVGEN_RUN_LIMIT"
+_RUNNING_ENV = "ENVGEN_RUNNING"
 _MESSAGE_LIMIT = 500
 # Seconds a test with a limit of its own may go on after its alarm before the run ends.
 _ABANDON_GRACE = 1.0
@@ -467,6 +468,19 @@ def _run_ends():
     return time.monotonic() + seconds if seconds > 0 else None
 
 
+class _RunningMark:
+    """The test running now, in a small file the host reads when the run was killed without
+    results (a test that took SIGTERM, its results never written): which test to deselect."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+
+    def set(self, nodeid):
+        text = json.dumps({"nodeid": nodeid, "started": time.time()}).encode("utf-8") if nodeid else b"{}"
+        os.pwrite(self.fd, text, 0)
+        os.ftruncate(self.fd, len(text))
+
+
 def _test_timeout():
     """The per-test limit in seconds, or None where it cannot be enforced."""
     try:
@@ -613,6 +627,8 @@ class _Recorder:
         # {"nodeid", "seconds"} of the test a KeyboardInterrupt (SIGTERM) stopped, if one did.
         self.stopped_in = None
         self.run_ends = _run_ends()
+        running_path = os.environ.get(_RUNNING_ENV)
+        self.running = _RunningMark(running_path) if running_path else None
         self.test_timeout = _test_timeout()
         self.test_limits = _test_limits() if self.test_timeout is not None else {}
         # The running test's alarm (see start_timer).
@@ -715,7 +731,9 @@ class _Recorder:
         self._file_keys[filename] = key
         return key
 
-    def begin_test(self):
+    def begin_test(self, nodeid):
+        if self.running is not None:
+            self.running.set(nodeid)
         if self.tracer is not None:
             self.tracer.begin()
 
@@ -724,6 +742,8 @@ class _Recorder:
             self.tracer.calling(running)
 
     def end_test(self, nodeid):
+        if self.running is not None:
+            self.running.set(None)
         if self.line_recorder is not None:
             self.line_recorder.resume()
         if self.tracer is None:
@@ -811,7 +831,7 @@ class _Plugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         _skip_shrinking()
-        self.recorder.begin_test()
+        self.recorder.begin_test(item.nodeid)
         self.recorder.start_timer(item.nodeid)
         started = time.perf_counter()
         try:

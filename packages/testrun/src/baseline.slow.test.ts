@@ -267,6 +267,19 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it('names the test a run killed without results was in, when that test took SIGTERM (gunicorn)', async () => {
+    const deaf = 'import signal\nimport time\n\n\ndef test_quick():\n    pass\n\n\ndef test_server():\n    signal.signal(signal.SIGTERM, lambda signum, frame: None)\n    time.sleep(60)\n';
+    const tree = await writeFixtureRepo({ 'tests/test_deaf.py': deaf });
+    try {
+      // Its SIGTERM at 5 s goes to the test's handler; the sandbox kills pytest at 6 s, before the per-test limit.
+      const error = await buildBaseline({ worktree: tree, commit: 'd'.repeat(40), profile: fixtureProfile({ timeoutMs: 6_000, testTimeoutMs: 30_000 }), sandboxProvider: provider, home }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'test-run-failed', message: expect.stringContaining('(first run: timeout, exit null)') });
+      expect((error as Error).message).toMatch(/or deselect the tests that hang: tests\/test_deaf\.py::test_server \(still running after \d+\.\d s when the run was stopped\)/);
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('stops a suite that took SIGTERM between two tests at its limit, and names the longest tests', async () => {
     // A server's signal handling, as gunicorn's tests install it: the run's SIGTERM goes unheard.
     const conftest = 'import signal\n\nsignal.signal(signal.SIGTERM, lambda signum, frame: None)\n';

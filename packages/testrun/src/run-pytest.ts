@@ -264,6 +264,18 @@ function statusOf(exec: ExecResult, hasResults: boolean, softMs: number): TestRu
   }
 }
 
+/** The test a run killed without results was in, from the plugin's mark (none between two tests). */
+async function readRunningTest(path: string): Promise<StoppedTest | undefined> {
+  let mark: unknown;
+  try {
+    mark = JSON.parse(await readFile(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(mark) || typeof mark['nodeid'] !== 'string' || typeof mark['started'] !== 'number') return undefined;
+  return { nodeId: mark['nodeid'], seconds: Math.max(0, Date.now() / 1000 - mark['started']) };
+}
+
 /**
  * Runs pytest in `target` (opened with {@link openPytestSandbox}) with envgen's plugin and
  * returns per-test results read from the plugin's JSON file, never from pytest's text.
@@ -286,11 +298,13 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   const limitsName = `limits-${randomUUID()}.json`;
   const limitsFile = options.testLimits === undefined ? undefined : await writeRunFile(target, limitsName, options.testLimits);
   const linesName = `lines-${randomUUID()}.json`;
+  // The test running now, kept by the plugin: what a run killed without results was in.
+  const runningName = `running-${randomUUID()}.json`;
   const linesFile = options.lines === undefined ? undefined : await writeRunFile(target, linesName, options.lines);
   const exec = await target.sandbox.exec(argv, {
     // The soft limit again, for the plugin: a test that takes SIGTERM (a server's handler)
     // leaves pytest deaf to it, and the plugin then stops the run between two tests.
-    env: { ...buildPytestEnv(profile, `${target.outTarget}/${fileName}`, coverage, limitsFile, linesFile), ENVGEN_RUN_LIMIT: String(softMs / 1000) },
+    env: { ...buildPytestEnv(profile, `${target.outTarget}/${fileName}`, coverage, limitsFile, linesFile), ENVGEN_RUN_LIMIT: String(softMs / 1000), ENVGEN_RUNNING: `${target.outTarget}/${runningName}` },
     limits: { timeoutMs },
   });
   if (limitsFile !== undefined) await rm(join(target.outDir, limitsName), { force: true });
@@ -303,6 +317,8 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   } finally {
     await rm(hostFile, { force: true });
   }
+  const running = parsed === null ? await readRunningTest(join(target.outDir, runningName)) : undefined;
+  await rm(join(target.outDir, runningName), { force: true });
   const status = statusOf(exec, parsed !== null, softMs);
   const run: PytestRun = {
     results: parsed?.results ?? {},
@@ -313,7 +329,8 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     output: outputTail(exec),
   };
   if (exec.status === 'memory' || exec.status === 'processes') run.limitHit = exec.status;
-  if (parsed?.stoppedIn !== undefined) run.stoppedIn = parsed.stoppedIn;
+  const stoppedIn = parsed?.stoppedIn ?? running;
+  if (stoppedIn !== undefined) run.stoppedIn = stoppedIn;
   if (coverage) {
     run.coverage = parsed?.coverage ?? {};
     run.untraced = parsed?.untraced ?? [];
