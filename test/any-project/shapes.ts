@@ -576,6 +576,42 @@ def test_apply_negate():
 `,
     },
   },
+  'subprocess-elsewhere': {
+    about: "a src-layout package whose tests start Python processes in another directory, one with PYTHONPATH replaced (a dev server's), that import it and read its installed metadata",
+    installed: true,
+    mustHold: ['tests/test_child.py::test_total_in_a_child_started_elsewhere', 'tests/test_child.py::test_clamp_with_pythonpath_replaced', 'tests/test_child.py::test_version_with_pythonpath_replaced'],
+    files: {
+      'pyproject.toml': IVL_PYPROJECT,
+      'src/ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_child.py': `import os
+import subprocess
+import sys
+
+
+def child(code, cwd, **env):
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_total_in_a_child_started_elsewhere(tmp_path):
+    assert child("from ivl import total; print(total([1, 2, 3]))", tmp_path) == "6"
+
+
+def test_clamp_with_pythonpath_replaced(tmp_path):
+    assert child("from ivl import clamp; print(clamp(30, 0, 10))", tmp_path, PYTHONPATH=str(tmp_path)) == "10"
+
+
+def test_version_with_pythonpath_replaced(tmp_path):
+    code = "from importlib.metadata import version; print(version('ivl'))"
+    assert child(code, tmp_path, PYTHONPATH=str(tmp_path)) == "0.3.0"
+
+
+def test_interval_in_a_child(tmp_path):
+    assert child("from ivl import Interval; print(Interval(2, 7).width(), Interval(2, 7).contains(9))", tmp_path) == "5 False"
+`,
+    },
+  },
   'package-dir-layout': {
     about: "a package in a directory only its packaging config names (setuptools' package-dir = lib), importable once installed, whose tests run its console script by name from another directory",
     installed: true,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { TestOutcome } from '@envgen/testrun';
@@ -55,7 +55,9 @@ const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
  * -m pytest from the repo root (or the nested `project`'s directory) with nothing but the project's own configuration (no envgen plugin, no rootdir, no
  * option of envgen's) and a report-log plugin of its own. Outcomes as envgen states them: a
  * failed call is `failed`, a failed setup or teardown `error` (a failed call stays failed),
- * skips and xfails `skipped`, xpasses `passed` (strict ones fail). The tests run unsandboxed:
+ * skips and xfails `skipped`, xpasses `passed` (strict ones fail). The Python processes the
+ * tests start import the project from any directory, as after an editable install: a user site
+ * of the run's own (`PYTHONUSERBASE`) holds a `.pth` of it. The tests run unsandboxed:
  * use it on projects whose clean suite you trust, as you would run it yourself.
  */
 export function plainPytest(repo: string, options: PlainPytestOptions = {}): Record<string, TestOutcome> {
@@ -68,6 +70,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
     writeFileSync(join(scratch, 'plain_report_log.py'), REPORT_LOG);
     writeFileSync(log, '');
     const path = (options.path ?? []).map((dir) => join(copy, dir));
+    let installed: string | undefined;
     if (options.install) {
       const prefix = join(scratch, 'prefix');
       const pip = spawnSync('/usr/bin/python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-index', '--no-build-isolation', '--prefix', prefix, '-e', '.'], { cwd, encoding: 'utf8' });
@@ -78,9 +81,16 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
         .split('\n');
       // Its console scripts, as an activated environment has them.
       path.push(scripts);
-      // As a site directory, so that the install's .pth files (the editable finder) take effect.
-      writeFileSync(join(scratch, 'sitecustomize.py'), `import site\nsite.addsitedir(${JSON.stringify(found)})\n`);
+      installed = found;
     }
+    // A user site of the run's own, which the Python processes the tests start inherit: the
+    // install's prefix as a site directory (its .pth files, the editable finder, take effect), or
+    // without an install the profile's import path and the root, absolute, as an editable
+    // install of a setuptools project names them.
+    const userSite = spawnSync('/usr/bin/python3', ['-c', 'import os, sys, sysconfig; print(sysconfig.get_path("purelib", os.name + "_user", {"userbase": sys.argv[1]}))', join(scratch, 'user')], { encoding: 'utf8' }).stdout.trim();
+    mkdirSync(userSite, { recursive: true });
+    const importPath = [...(options.env?.['PYTHONPATH'] ?? '').split(':').filter((entry) => entry !== ''), '.'].map((entry) => join(cwd, entry));
+    writeFileSync(join(userSite, 'plain-project.pth'), `${installed === undefined ? importPath.join('\n') : `import site; site.addsitedir(${JSON.stringify(installed)})`}\n`);
     spawnSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'plain_report_log', ...(options.args ?? [])], {
       cwd,
       encoding: 'utf8',
@@ -92,6 +102,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
         PYTHONDONTWRITEBYTECODE: '1',
         ...options.env,
         PYTHONPATH: [options.env?.['PYTHONPATH'], scratch].filter((part) => part !== undefined && part !== '').join(':'),
+        PYTHONUSERBASE: join(scratch, 'user'),
         PLAIN_PYTEST_LOG: log,
       },
     });

@@ -8,10 +8,27 @@ export const RESULT_MARKER = 'ENVGEN-TEST ';
 // A pytest plugin passed to pytest.main: one marker line per test with its node id as JSON,
 // so ids with spaces, brackets, " - " or non-ASCII survive. It writes to a duplicate of the
 // original stdout, which pytest's output capturing does not redirect.
-const REPORTER = `import json, os, sys
+const REPORTER = `import atexit, json, os, shutil, site, sys, sysconfig, tempfile
 import pytest
 
 _out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+
+
+# The project importable in the processes the tests start, wherever they start and whatever
+# they do with PYTHONPATH, as \`pip install -e .\` makes it: a .pth in a user site of its own.
+def _install_project():
+    root = os.getcwd()
+    lines = [os.path.join(root, entry) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry] + [root]
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        lines.append("import site; site.addsitedir(%r)" % site.getusersitepackages())
+    base = tempfile.mkdtemp(prefix="envgen-site-")
+    owner = os.getpid()
+    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(base, ignore_errors=True))
+    directory = sysconfig.get_path("purelib", os.name + "_user", {"userbase": base})
+    os.makedirs(directory)
+    with open(os.path.join(directory, "envgen-project.pth"), "w", encoding="utf-8") as handle:
+        handle.write("\\n".join(lines) + "\\n")
+    os.environ["PYTHONUSERBASE"] = base
 
 
 def _emit(nodeid, outcome):
@@ -51,6 +68,7 @@ class EnvgenReporter:
             _emit(report.nodeid, "failed")
 
 
+_install_project()
 sys.exit(pytest.main(sys.argv[1:], plugins=[EnvgenReporter()]))
 `;
 
@@ -67,6 +85,9 @@ sys.exit(pytest.main(sys.argv[1:], plugins=[EnvgenReporter()]))
  * cannot be collected is reported as `failed` under its own node id (its tests are gone).
  * Hypothesis runs as with `--hypothesis-seed=0` unless the project sets a seed (as envgen's own
  * runs do), so a bug only some examples find fails in every run of the script or in none.
+ * The Python processes the tests start import the project as after `pip install -e .`, as in
+ * envgen's runs: a `.pth` naming the root and the profile's PYTHONPATH, absolute, in a user
+ * site directory of the run's own (`PYTHONUSERBASE`, removed at exit).
  */
 export function makeTestScript(profile: Profile): string {
   const exports = Object.entries({ ...profile.env, PYTHONDONTWRITEBYTECODE: '1' }).map(([name, value]) => {

@@ -14,6 +14,12 @@ the environment names a results file:
 - ``ENVGEN_SCRIPTS``: a directory relative to where pytest was started (the repo root) that
   holds the project's console scripts, made by its install step; put first on PATH (even
   without a results file), as an environment the project is installed in has them.
+- ``ENVGEN_IMPORT_PATH``: the project's import path (``:``-separated, relative to where pytest
+  was started, the repo root; may be empty). Set, the Python processes the tests start import
+  the project as ``pip install -e .`` makes them (even without a results file): a ``.pth`` in
+  a user site directory of the session's own (``PYTHONUSERBASE``, removed at exit) names these
+  directories and the root, absolute, so a child started in another directory or with
+  ``PYTHONPATH`` replaced (a dev server's) imports the same code and finds the same metadata.
 - ``ENVGEN_TEST_LIMITS``: path of a JSON file ``{nodeid: seconds}``, each test's own limit
   (derived from its clean duration). A test named there that runs past its limit also ends
   the session: the run is a timeout whatever the later tests do. Such a test that goes on a
@@ -70,6 +76,7 @@ _SCRIPTS_ENV = "ENVGEN_SCRIPTS"
 _NO_SHRINK_ENV = "ENVGEN_NO_SHRINK"
 _RUN_LIMIT_ENV = "ENVGEN_RUN_LIMIT"
 _RUNNING_ENV = "ENVGEN_RUNNING"
+_IMPORT_PATH_ENV = "ENVGEN_IMPORT_PATH"
 _MESSAGE_LIMIT = 500
 # Seconds a test with a limit of its own may go on after its alarm before the run ends.
 _ABANDON_GRACE = 1.0
@@ -905,6 +912,36 @@ def _put_scripts_on_path(config):
         os.environ["PATH"] = directory + os.pathsep + path
 
 
+_installed = False
+
+
+def _install_project(config):
+    """The project importable in the processes its tests start, as an editable install makes it."""
+    global _installed
+    entries = os.environ.get(_IMPORT_PATH_ENV)
+    # Once per process tree: a warm server configures a session per run.
+    if entries is None or _installed:
+        return
+    _installed = True
+    import shutil
+    import site
+    import tempfile
+
+    root = str(config.invocation_params.dir)
+    lines = [os.path.join(root, entry) for entry in entries.split(os.pathsep) if entry] + [root]
+    # The user site a child would have used still works in it.
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        lines.append("import site; site.addsitedir(%r)" % site.getusersitepackages())
+    base = tempfile.mkdtemp(prefix="envgen-site-")
+    owner = os.getpid()
+    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(base, ignore_errors=True))
+    directory = sysconfig.get_path("purelib", os.name + "_user", {"userbase": base})
+    os.makedirs(directory)
+    with open(os.path.join(directory, "envgen-project.pth"), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.environ["PYTHONUSERBASE"] = base
+
+
 def _pin_hypothesis_seed(config):
     """``--hypothesis-seed=0`` where Hypothesis's plugin is loaded and the project set none."""
     if getattr(config.option, "hypothesis_seed", "") is None:
@@ -916,6 +953,7 @@ def _pin_hypothesis_seed(config):
 def pytest_configure(config):
     _pin_hypothesis_seed(config)
     _put_scripts_on_path(config)
+    _install_project(config)
     results_path = os.environ.get(_RESULTS_ENV)
     if not results_path or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return

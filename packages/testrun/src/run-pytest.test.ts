@@ -40,9 +40,10 @@ describe('pytest command line', () => {
     expect(splitTestArgs(filtered.testArgs)).toEqual({ options: ['-W', 'ignore::pytest.PytestConfigWarning', '--deselect', 'tests/t.py::b'], selection: ['tests'] });
   });
 
-  it('appends the plugin to PYTHONPATH and turns coverage on only when asked', () => {
+  it("appends the plugin to PYTHONPATH, names the profile's own import path and turns coverage on only when asked", () => {
     expect(buildPytestEnv(profile, '/tmp/envgen-out/r.json', true)).toEqual({
       PYTHONPATH: `src:${SANDBOX_SUPPORT_DIR}`,
+      ENVGEN_IMPORT_PATH: 'src',
       LC_ALL: 'C.UTF-8',
       PYTHONDONTWRITEBYTECODE: '1',
       ENVGEN_RESULTS: '/tmp/envgen-out/r.json',
@@ -51,6 +52,7 @@ describe('pytest command line', () => {
     });
     expect(buildPytestEnv({ ...profile, env: {} }, '/r.json', false)).toEqual({
       PYTHONPATH: SANDBOX_SUPPORT_DIR,
+      ENVGEN_IMPORT_PATH: '',
       PYTHONDONTWRITEBYTECODE: '1',
       ENVGEN_RESULTS: '/r.json',
       ENVGEN_TEST_TIMEOUT: '30',

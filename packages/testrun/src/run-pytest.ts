@@ -160,7 +160,9 @@ export function splitTestArgs(testArgs: readonly string[]): { options: string[];
 
 /**
  * The environment of one pytest run: the profile's, the plugin directory appended to
- * PYTHONPATH, and no bytecode files (a same-size edit within the same second would
+ * PYTHONPATH, the profile's own import path for the plugin to install the project with (the
+ * Python processes the tests start import it wherever they start, as after `pip install -e .`),
+ * and no bytecode files (a same-size edit within the same second would
  * otherwise run stale `.pyc` files, and the worktree stays clean). `limitsFile` is the
  * sandbox path of a JSON file of per-test limits, `linesFile` of the files whose lines to
  * record (see {@link writeRunFile}). A run with per-test limits is a candidate's: Hypothesis
@@ -172,6 +174,7 @@ export function buildPytestEnv(profile: Profile, resultsFile: string, coverage: 
   return {
     ...profile.env,
     PYTHONPATH: pythonPath.join(':'),
+    ENVGEN_IMPORT_PATH: profile.env['PYTHONPATH'] ?? '',
     PYTHONDONTWRITEBYTECODE: '1',
     ENVGEN_RESULTS: resultsFile,
     ENVGEN_TEST_TIMEOUT: String(profile.testTimeoutMs / 1000),
