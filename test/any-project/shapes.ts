@@ -612,6 +612,83 @@ def test_interval_in_a_child(tmp_path):
 `,
     },
   },
+  'unittest-runner-modules': {
+    about: "a unittest suite run by its own runner (runtests.py), whose modules pytest's python_files does not match, beside a pytest module whose base cases live in a module it imports",
+    // Plain pytest as a user runs such a suite with it: the unittest modules named.
+    plainArgs: ['tests', 'tests/clamp_cases.py', 'tests/interval_cases.py'],
+    mustHold: ['tests/clamp_cases.py::TestClamp::test_low', 'tests/interval_cases.py::TestInterval::test_width', 'tests/test_sums.py::TestSums::test_shared_total'],
+    failingSomewhere: 'tests/clamp_cases.py',
+    files: {
+      'ivl/__init__.py': LIB,
+      'runtests.py': `import sys
+import unittest
+
+sys.exit(not unittest.main(module="tests", exit=False).result.wasSuccessful())
+`,
+      'tests/__init__.py': 'from .clamp_cases import *\nfrom .interval_cases import *\n',
+      'tests/base.py': `import unittest
+
+
+class IvlTestCase(unittest.TestCase):
+    def assertWithin(self, x, lo, hi):
+        self.assertTrue(lo <= x <= hi)
+`,
+      'tests/clamp_cases.py': `from ivl import clamp
+
+from .base import IvlTestCase
+
+
+class TestClamp(IvlTestCase):
+    def test_low(self):
+        self.assertEqual(clamp(-3, 0, 10), 0)
+
+    def test_high(self):
+        self.assertEqual(clamp(30, 0, 10), 10)
+
+    def test_inside(self):
+        self.assertWithin(clamp(4, 0, 10), 0, 10)
+        self.assertEqual(clamp(4, 0, 10), 4)
+`,
+      'tests/interval_cases.py': `from ivl import Interval, scale
+
+from . import base
+
+
+class IntervalCase(base.IvlTestCase):
+    pass
+
+
+class TestInterval(IntervalCase):
+    def test_width(self):
+        self.assertEqual(Interval(2, 7).width(), 5)
+
+    def test_contains(self):
+        self.assertTrue(Interval(2, 7).contains(3))
+        self.assertFalse(Interval(2, 7).contains(9))
+
+    def test_scale(self):
+        self.assertEqual(scale([1, 2], 3), [3, 6])
+`,
+      // A pytest suite's shared cases: they run only through the subclass that imports them.
+      'tests/shared.py': `import unittest
+
+from ivl import total
+
+
+class SharedSums(unittest.TestCase):
+    values = [1, 2, 3]
+
+    def test_shared_total(self):
+        self.assertEqual(total(self.values), sum(self.values))
+`,
+      'tests/test_sums.py': `from .shared import SharedSums
+
+
+class TestSums(SharedSums):
+    values = [4, 5]
+`,
+    },
+  },
   'package-dir-layout': {
     about: "a package in a directory only its packaging config names (setuptools' package-dir = lib), importable once installed, whose tests run its console script by name from another directory",
     installed: true,

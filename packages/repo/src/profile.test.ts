@@ -147,6 +147,29 @@ describe('detectProfile', () => {
     expect(profile.sourceFiles).toEqual(['src/markupsafe/__init__.py']);
     expect(profile.provenance['testArgs']).toBe('none: pytest applies testpaths from setup.cfg [tool:pytest] itself');
   });
+  it("names a unittest suite's modules python_files leaves out, unless the config sets python_files", async () => {
+    const tree = mkdtempSync(join(tmpdir(), 'envgen-profile-'));
+    const put = (rel: string, text = ''): void => {
+      mkdirSync(dirname(join(tree, rel)), { recursive: true });
+      writeFileSync(join(tree, rel), text);
+    };
+    try {
+      put('peewee.py', 'x = 1\n');
+      put('runtests.py', 'import unittest\nunittest.main(module="tests")\n');
+      put('tests/__init__.py', 'from .models import *\n');
+      put('tests/base.py', 'import unittest\n\n\nclass ModelTestCase(unittest.TestCase):\n    pass\n');
+      put('tests/models.py', 'from .base import ModelTestCase\n\n\nclass TestModels(ModelTestCase):\n    def test_save(self):\n        pass\n');
+      put('tests/test_utils.py', 'def test_x():\n    pass\n');
+      const profile = await detectProfile(tree);
+      expect(profile.testArgs).toEqual(['tests', 'tests/models.py']);
+      expect(profile.provenance['testArgs']).toBe('top-level entries holding test files + the unittest modules python_files leaves out (1: tests/models.py)');
+      put('setup.cfg', '[tool:pytest]\npython_files = test_*.py\n');
+      expect((await detectProfile(tree)).testArgs).toEqual(['tests']);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
   it('tests the nested project holding the most tests: a monorepo, or a package in a subdirectory', async () => {
     const repo = mkdtempSync(join(tmpdir(), 'envgen-monorepo-'));
     const put = (rel: string, text = ''): void => {

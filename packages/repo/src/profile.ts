@@ -6,6 +6,7 @@ import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides
 import { installedMetadataStep, packageRoots, readPackaging, scriptsDir } from './packaging.js';
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
+import { findUnittestModules } from './unittest-modules.js';
 import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
 import type { ConfigFile, PytestSettings } from './pytest-config.js';
@@ -176,6 +177,12 @@ export interface TreeListing {
    * repo-relative: a monorepo's developers install them all beside the one they test.
    */
   workspaceRoots?: string[];
+  /**
+   * Modules of a unittest suite that pytest's `python_files` leaves out (see
+   * `findUnittestModules`), relative like `files`; named in the test selection when no pytest
+   * config chooses the tests.
+   */
+  unittestModules?: string[];
 }
 
 /** A Python project in a subdirectory of the repo. */
@@ -289,9 +296,11 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
 
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
   const sourceFiles = pythonFiles.filter((file) => !matchesAnyGlob(file, testGlobs) && !TOOLING_FILES.has(file));
+  // A unittest suite's modules named otherwise (peewee's tests/models.py) are named themselves.
+  const unittestModules = settings?.pythonFiles === undefined ? (tree.unittestModules ?? []).filter((file) => testFiles.includes(file)) : [];
   const modules = override.testGlobs
     ? testFiles.filter((file) => !['conftest.py', '__init__.py'].includes(basenameOf(file)))
-    : testFiles.filter((file) => matchesAnyGlob(file, [...patterns, 'tests.py', 'test.py']));
+    : [...testFiles.filter((file) => matchesAnyGlob(file, [...patterns, 'tests.py', 'test.py'])), ...unittestModules];
   if (modules.length === 0) {
     throw new EnvgenError(
       'no-python-tests',
@@ -372,9 +381,10 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     provenance['testArgs'] = `none: addopts in ${settings?.source ?? ''} enable doctests, so pytest discovers from the repo root`;
   } else {
     testArgs.push(...entries);
+    const named = unittestModules.length > 0 ? ` + the unittest modules python_files leaves out (${unittestModules.length}: ${unittestModules.slice(0, 3).map(inRepo).join(', ')}${unittestModules.length > 3 ? ', ...' : ''})` : '';
     provenance['testArgs'] = settings?.testpaths?.length
-      ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)`
-      : 'top-level entries holding test files';
+      ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)${named}`
+      : `top-level entries holding test files${named}`;
   }
 
   const python = override.python ?? DEFAULT_PYTHON;
@@ -492,8 +502,18 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   }
   // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
   const pythonFiles = projectFiles.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file));
-  const testGlobs = testGlobsOf(readPytestSettings(pytestConfigFiles ?? configFiles), collectOverrides(options.overrides ?? []).values);
-  const packaging = await readPackaging(root, projectFiles, pythonFiles, pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs)));
+  const pytestSettings = readPytestSettings(pytestConfigFiles ?? configFiles);
+  const testGlobs = testGlobsOf(pytestSettings, collectOverrides(options.overrides ?? []).values);
+  const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
+  const packaging = await readPackaging(root, projectFiles, pythonFiles, testFiles);
+  // A unittest suite's modules pytest's python_files leaves out: only where the config sets none.
+  const collected = (file: string): boolean => matchesAnyGlob(file, [...DEFAULT_PYTHON_FILES, 'tests.py', 'test.py']);
+  let unittestModules: string[] = [];
+  if (pytestSettings?.pythonFiles === undefined && testFiles.some((file) => !collected(file))) {
+    const sources = new Map<string, string>();
+    for (const file of testFiles) sources.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
+    unittestModules = findUnittestModules(sources, collected);
+  }
   let declared: TreeListing['declared'] = null;
   if (!options.aptPackages?.length) {
     const debianMap = await readDebianMap();
@@ -513,7 +533,15 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     .filter((dir) => dir !== choice.dir)
     .map((dir) => importRootOf(files, dir))
     .sort();
-  const tree: TreeListing = { files: projectFiles, configFiles, packaging, declared, setupScript, ...(workspaceRoots.length > 0 ? { workspaceRoots } : {}) };
+  const tree: TreeListing = {
+    files: projectFiles,
+    configFiles,
+    packaging,
+    declared,
+    setupScript,
+    ...(workspaceRoots.length > 0 ? { workspaceRoots } : {}),
+    ...(unittestModules.length > 0 ? { unittestModules } : {}),
+  };
   if (choice.dir !== '') {
     if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
     tree.project = { dir: choice.dir, why: choice.why };

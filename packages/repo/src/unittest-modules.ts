@@ -1,0 +1,51 @@
+/** A class statement's name and bases: `class Name(Base, mixins.Other):`. */
+const CLASS_STATEMENT = /^[ \t]*class\s+(\w+)\s*\(([^)]*)\)\s*:/gm;
+/** A test method: indented, so a class's. */
+const TEST_METHOD = /^[ \t]+(?:async\s+)?def\s+test\w*\s*\(/m;
+/** unittest's own case classes, by the last part of their dotted name. */
+const UNITTEST_CASES = ['TestCase', 'IsolatedAsyncioTestCase'];
+/** Modules no runner collects tests from: a package's own and its entry point, pytest's conftest. */
+const NO_TESTS = new Set(['__init__.py', '__main__.py', 'conftest.py']);
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The modules of a unittest suite that pytest would not collect from their directory: test
+ * files (`sources`, path → text) that `collected` (pytest's `python_files`) leaves out, that
+ * define a `unittest.TestCase` subclass (through any chain of the suite's own base classes)
+ * with `test*` methods, and that no collected module or conftest imports (there they are a
+ * pytest suite's base classes, whose tests run through the modules that subclass them). peewee's
+ * `tests/models.py`, run by its `runtests.py` with unittest, is one. Named on pytest's command
+ * line, such a module is collected whatever its name. Read from the text (class statements,
+ * imports), without running anything.
+ */
+export function findUnittestModules(sources: ReadonlyMap<string, string>, collected: (file: string) => boolean): string[] {
+  const classes = [...sources].flatMap(([file, text]) =>
+    [...text.matchAll(CLASS_STATEMENT)].map((match) => ({ file, name: match[1] ?? '', bases: (match[2] ?? '').split(',').map((base) => base.trim().split('.').pop() ?? '') })),
+  );
+  const cases = new Set(UNITTEST_CASES);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const { name, bases } of classes) {
+      if (!cases.has(name) && bases.some((base) => cases.has(base))) {
+        cases.add(name);
+        grew = true;
+      }
+    }
+  }
+  const defining = [...sources].filter(
+    ([file, text]) => !collected(file) && !NO_TESTS.has(file.slice(file.lastIndexOf('/') + 1)) && TEST_METHOD.test(text) && classes.some((entry) => entry.file === file && cases.has(entry.name)),
+  );
+  // The collected modules and the conftests pytest loads: what they import is a pytest suite's helper.
+  const collectedTexts = [...sources].filter(([file]) => collected(file) || file.slice(file.lastIndexOf('/') + 1) === 'conftest.py').map(([, text]) => text);
+  return defining
+    .filter(([file]) => {
+      const stem = escapeRegExp(file.slice(file.lastIndexOf('/') + 1, -'.py'.length));
+      const imports = new RegExp(`^[ \\t]*(?:from\\s+[\\w.]*\\b${stem}\\s+import\\b|import\\s+(?:[\\w.]+\\.)?${stem}\\b|from\\s+[\\w.]+\\s+import\\s+[^\\n]*\\b${stem}\\b)`, 'm');
+      return !collectedTexts.some((text) => imports.test(text));
+    })
+    .map(([file]) => file)
+    .sort();
+}
