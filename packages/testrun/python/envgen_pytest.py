@@ -16,10 +16,11 @@ the environment names a results file:
   without a results file), as an environment the project is installed in has them.
 - ``ENVGEN_IMPORT_PATH``: the project's import path (``:``-separated, relative to where pytest
   was started, the repo root; may be empty). Set, the Python processes the tests start import
-  the project as ``pip install -e .`` makes them (even without a results file): a ``.pth`` in
-  a user site directory of the session's own (``PYTHONUSERBASE``, removed at exit) names these
-  directories and the root, absolute, so a child started in another directory or with
-  ``PYTHONPATH`` replaced (a dev server's) imports the same code and finds the same metadata.
+  the project as ``pip install -e .`` makes them (even without a results file): at import,
+  a ``.pth`` in a user site directory of the process's own (``PYTHONUSERBASE``, removed at
+  exit) names these directories and the root, absolute, so a child started in another
+  directory or with ``PYTHONPATH`` replaced (a dev server's) imports the same code and finds
+  the same metadata.
 - ``ENVGEN_TEST_LIMITS``: path of a JSON file ``{nodeid: seconds}``, each test's own limit
   (derived from its clean duration). A test named there that runs past its limit also ends
   the session: the run is a timeout whatever the later tests do. Such a test that goes on a
@@ -912,22 +913,20 @@ def _put_scripts_on_path(config):
         os.environ["PATH"] = directory + os.pathsep + path
 
 
-_installed = False
+def _install_project():
+    """The project importable in the processes its tests start, as an editable install makes it.
 
-
-def _install_project(config):
-    """The project importable in the processes its tests start, as an editable install makes it."""
-    global _installed
+    At import, from where pytest starts (the repo root): once per process tree, as a warm
+    server imports this module before it forks its runs.
+    """
     entries = os.environ.get(_IMPORT_PATH_ENV)
-    # Once per process tree: a warm server configures a session per run.
-    if entries is None or _installed:
+    if entries is None:
         return
-    _installed = True
     import shutil
     import site
     import tempfile
 
-    root = str(config.invocation_params.dir)
+    root = os.getcwd()
     lines = [os.path.join(root, entry) for entry in entries.split(os.pathsep) if entry] + [root]
     # The user site a child would have used still works in it.
     if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
@@ -942,6 +941,9 @@ def _install_project(config):
     os.environ["PYTHONUSERBASE"] = base
 
 
+_install_project()
+
+
 def _pin_hypothesis_seed(config):
     """``--hypothesis-seed=0`` where Hypothesis's plugin is loaded and the project set none."""
     if getattr(config.option, "hypothesis_seed", "") is None:
@@ -953,7 +955,6 @@ def _pin_hypothesis_seed(config):
 def pytest_configure(config):
     _pin_hypothesis_seed(config)
     _put_scripts_on_path(config)
-    _install_project(config)
     results_path = os.environ.get(_RESULTS_ENV)
     if not results_path or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
