@@ -21,7 +21,7 @@ describe('findUnittestModules', () => {
   });
 
   it("leaves out a pytest suite's base-class modules, which the collected modules import", () => {
-    for (const importLine of ['from .mixins import SharedCases', 'from tests.mixins import SharedCases', 'import tests.mixins', 'from . import helpers, mixins', 'import mixins']) {
+    for (const importLine of ['from .mixins import SharedCases', 'from tests.mixins import SharedCases', 'import tests.mixins', 'from . import helpers, mixins', 'import mixins', 'import os, tests.mixins', 'import os as o, mixins', 'from . import (\n    helpers,\n    mixins,\n)']) {
       const sources = new Map([
         ['tests/mixins.py', 'from unittest import TestCase\n\n\nclass SharedCases(TestCase):\n    def test_shared(self):\n        pass\n'],
         ['tests/test_json.py', `${importLine}\n\n\nclass TestJson(SharedCases):\n    pass\n`],

@@ -43,7 +43,12 @@ export function findUnittestModules(sources: ReadonlyMap<string, string>, collec
   return defining
     .filter(([file]) => {
       const stem = escapeRegExp(file.slice(file.lastIndexOf('/') + 1, -'.py'.length));
-      const imports = new RegExp(`^[ \\t]*(?:from\\s+[\\w.]*\\b${stem}\\s+import\\b|import\\s+(?:[\\w.]+\\.)?${stem}\\b|from\\s+[\\w.]+\\s+import\\s+[^\\n]*\\b${stem}\\b)`, 'm');
+      // `from pkg.stem import`, `import a, pkg.stem`, `from pkg import a, stem` and its
+      // parenthesized form over several lines.
+      const imports = new RegExp(
+        `^[ \\t]*(?:from\\s+[\\w.]*\\b${stem}\\s+import\\b|import[ \\t]+(?:[\\w.]+(?:[ \\t]+as[ \\t]+\\w+)?[ \\t]*,[ \\t]*)*(?:[\\w.]+\\.)?${stem}\\b|from\\s+[\\w.]+\\s+import\\s+(?:\\([^)]*|[^\\n]*)\\b${stem}\\b)`,
+        'm',
+      );
       return !collectedTexts.some((text) => imports.test(text));
     })
     .map(([file]) => file)
