@@ -65,8 +65,10 @@ import sys
 import sysconfig
 import threading
 import time
+import traceback
 
 import pytest
+from _pytest.config import ConftestImportFailure
 
 _RESULTS_ENV = "ENVGEN_RESULTS"
 _COVERAGE_ENV = "ENVGEN_COVERAGE"
@@ -948,6 +950,33 @@ def _pin_hypothesis_seed(config):
     """``--hypothesis-seed=0`` where Hypothesis's plugin is loaded and the project set none."""
     if getattr(config.option, "hypothesis_seed", "") is None:
         config.option.hypothesis_seed = "0"
+
+
+def _tree_frame(tb, root):
+    """The file of the deepest frame of a traceback that runs the tree's own code (under
+    ``root``, outside installed packages), or None."""
+    found = None
+    for frame, _ in traceback.walk_tb(tb):
+        path = os.path.abspath(frame.f_code.co_filename)
+        if path.startswith(root + os.sep) and "-packages" + os.sep not in path:
+            found = path
+    return found
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """A plugin that runs the project's code when pytest starts (pytest-django's
+    ``django.setup()`` imports the apps' models) and fails there stops the session as a
+    conftest that fails to import does: pytest's usage error (exit 4), no test run, rather than
+    an exception out of ``pytest.main``. Only where the failure is in the tree's own code."""
+    outcome = yield
+    error = outcome.excinfo
+    if error is None or isinstance(error[1], (pytest.UsageError, ConftestImportFailure)):
+        return
+    path = _tree_frame(error[2], str(early_config.rootpath))
+    if path is not None:
+        details = "".join(traceback.format_exception(*error)).rstrip()
+        raise pytest.UsageError(f"the project's code failed while pytest started ({os.path.relpath(path, str(early_config.rootpath))}):\n{details}")
 
 
 # First: Hypothesis's plugin reads its seed when it is configured.

@@ -162,6 +162,19 @@ describe('runPytest in the local sandbox', () => {
     expect(run.output).toContain('ImportError while loading conftest');
   });
 
+  it("reports a session a plugin stops when it runs the project's code as pytest starts (pytest-django's django.setup()) as stopped, not crashed", async () => {
+    const run = await runFixture({
+      'pkg/__init__.py': 'undefined_name_at_import\n',
+      'pytest.ini': '[pytest]\naddopts = -p startup\n',
+      // A plugin of the project's, as pytest-django imports the apps' models when it sets Django up.
+      'startup.py': 'def pytest_load_initial_conftests(early_config, parser, args):\n    import pkg  # noqa: F401\n',
+      'tests/test_a.py': 'def test_a():\n    pass\n',
+    });
+    expect(run.status).toBe('stopped');
+    expect(run.results).toEqual({});
+    expect(run.output).toContain("the project's code failed while pytest started (pkg/__init__.py)");
+  });
+
   it('reports a hanging suite as a timeout, keeping the tests that finished', async () => {
     const run = await runFixture(
       { 'tests/test_hang.py': 'import time\n\ndef test_quick():\n    pass\n\ndef test_hang():\n    time.sleep(600)\n' },
