@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 # for the pool report's browser test; redis-server for the queue tests' private Redis (restarted mid-round);
 # gcc and python3-dev for the fixture project whose tests need its C extension built;
 # python3-hypothesis and python3-pytest-timeout for fixtures of property-based suites and
-# of suites that time their tests.
-apt_packages=(git xz-utils bubblewrap ripgrep python3 python3-pytest python3-pip python3-setuptools python3-setuptools-scm dh-python python3-yaml python3-pathspec python3-json-pointer python3-pytest-asyncio python3-hypothesis python3-pytest-timeout chromium redis-server gcc python3-dev)
+# of suites that time their tests; python3-django and python3-pytest-django for the fixture
+# Django app whose tests Django's own runner runs.
+apt_packages=(git xz-utils bubblewrap ripgrep python3 python3-pytest python3-pip python3-setuptools python3-setuptools-scm dh-python python3-yaml python3-pathspec python3-json-pointer python3-pytest-asyncio python3-hypothesis python3-pytest-timeout python3-django python3-pytest-django chromium redis-server gcc python3-dev)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

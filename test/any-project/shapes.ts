@@ -612,6 +612,98 @@ def test_interval_in_a_child(tmp_path):
 `,
     },
   },
+  'django-runner-app': {
+    about: "a Django app whose developers run its TestCases with Django's own runner (runtests.py names the settings module), which pytest alone cannot import",
+    // Plain pytest as a Django user runs such a suite with it: pytest-django given the settings.
+    plainArgs: ['--ds', 'tests.settings', 'tests'],
+    mustHold: ['tests/test_shelf.py::ShelfTests::test_pages', 'tests/test_shelf.py::ArithmeticTests::test_total'],
+    failingSomewhere: 'tests/test_shelf.py::ShelfTests',
+    files: {
+      'ivl/__init__.py': LIB,
+      'shelf/__init__.py': '',
+      'shelf/models.py': `from django.db import models
+
+from ivl import Interval, clamp, total
+
+
+class Shelf(models.Model):
+    name = models.CharField(max_length=40)
+    lo = models.IntegerField(default=0)
+    hi = models.IntegerField(default=10)
+
+    def interval(self):
+        return Interval(self.lo, self.hi)
+
+    def place(self, x):
+        return clamp(x, self.lo, self.hi)
+
+
+class Book(models.Model):
+    shelf = models.ForeignKey(Shelf, on_delete=models.CASCADE, related_name="books")
+    pages = models.IntegerField()
+
+
+def pages_on(shelf):
+    return total([book.pages for book in shelf.books.order_by("pk")])
+`,
+      'runtests.py': `#!/usr/bin/env python
+import os
+import sys
+
+import django
+from django.conf import settings
+from django.test.utils import get_runner
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+    django.setup()
+    sys.exit(bool(get_runner(settings)().run_tests(["tests"])))
+`,
+      'tests/__init__.py': '',
+      'tests/settings.py': `SECRET_KEY = "fixture"
+INSTALLED_APPS = ["django.contrib.contenttypes", "shelf"]
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+USE_TZ = True
+DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+`,
+      'tests/test_shelf.py': `from django.test import SimpleTestCase, TestCase
+
+from ivl import scale, total
+from shelf.models import Book, Shelf, pages_on
+
+
+class ShelfTests(TestCase):
+    @classmethod
+    def setUpTestData(cls):
+        cls.shelf = Shelf.objects.create(name="a", lo=2, hi=7)
+        Book.objects.create(shelf=cls.shelf, pages=100)
+        Book.objects.create(shelf=cls.shelf, pages=250)
+
+    def test_pages(self):
+        self.assertEqual(pages_on(self.shelf), 350)
+
+    def test_place(self):
+        self.assertEqual(self.shelf.place(9), 7)
+        self.assertEqual(self.shelf.place(1), 2)
+        self.assertEqual(self.shelf.place(4), 4)
+
+    def test_width(self):
+        self.assertEqual(Shelf.objects.get(name="a").interval().width(), 5)
+
+    def test_contains(self):
+        self.assertTrue(self.shelf.interval().contains(3))
+        self.assertFalse(self.shelf.interval().contains(9))
+
+
+class ArithmeticTests(SimpleTestCase):
+    def test_total(self):
+        self.assertEqual(total([1, 2, 3]), 6)
+
+    def test_scale(self):
+        self.assertEqual(scale([1, 2], 3), [3, 6])
+`,
+    },
+  },
   'unittest-runner-modules': {
     about: "a unittest suite run by its own runner (runtests.py), whose modules pytest's python_files does not match, beside a pytest module whose base cases live in a module it imports",
     // Plain pytest as a user runs such a suite with it: the unittest modules named.

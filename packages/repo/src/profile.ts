@@ -6,6 +6,7 @@ import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides
 import { installedMetadataStep, packageRoots, readPackaging, scriptsDir } from './packaging.js';
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
+import { findDjangoSettings, isDjangoSettings, mayNameDjangoSettings } from './django.js';
 import { findUnittestModules } from './unittest-modules.js';
 import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
@@ -183,6 +184,11 @@ export interface TreeListing {
    * config chooses the tests.
    */
   unittestModules?: string[];
+  /**
+   * The settings module of a Django app whose developers run its suite with Django's own runner
+   * (see `findDjangoSettings`), and the file that names it: pytest-django runs it with them.
+   */
+  djangoSettings?: { module: string; from: string };
 }
 
 /** A Python project in a subdirectory of the repo. */
@@ -387,13 +393,22 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
       : `top-level entries holding test files${named}`;
   }
 
+  // A Django app run by Django's own runner: pytest-django runs its TestCases with the
+  // settings module its runner names, which pytest alone never configures.
+  const django = tree.djangoSettings;
+  if (django !== undefined) {
+    env['DJANGO_SETTINGS_MODULE'] = django.module;
+    provenance['env.DJANGO_SETTINGS_MODULE'] = `a Django app whose tests Django's runner runs with the settings ${inRepo(django.from)} names: pytest-django runs them with the same`;
+  }
+  const djangoPackages = django === undefined ? [] : ['python3-django', 'python3-pytest-django'];
+
   const python = override.python ?? DEFAULT_PYTHON;
   const extensions = extensionSources(tree, testGlobs).map(inRepo);
   // What building them takes: a compiler, Python's headers, setuptools, and Cython for .pyx sources.
   const buildPackages = extensions.length === 0 ? [] : ['gcc', 'g++', 'python3-dev', 'python3-setuptools', ...(extensions.some((file) => file.endsWith('.pyx')) ? ['cython3'] : [])];
   const fromDebian = (options.aptPackages?.length ?? 0) > 0;
   const declared = fromDebian || tree.declared === 'unmapped' ? null : (tree.declared ?? null);
-  const aptPackages = [...new Set([...(options.aptPackages ?? []), ...(declared?.packages ?? []), ...buildPackages, 'python3-pytest'])].sort();
+  const aptPackages = [...new Set([...(options.aptPackages ?? []), ...(declared?.packages ?? []), ...buildPackages, ...djangoPackages, 'python3-pytest'])].sort();
   if (fromDebian) provenance['aptPackages'] = 'Debian Build-Depends (build tooling dropped) + python3-pytest';
   else if (declared !== null) {
     const unpackaged = declared.unpackaged.length > 0 ? `; not packaged in Debian: ${declared.unpackaged.join(' ')}` : '';
@@ -401,6 +416,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   } else if (tree.declared === 'unmapped') provenance['aptPackages'] = "default (python3-pytest); the declared dependencies are not mapped to Debian packages: dh-python's map is missing (apt-get install dh-python)";
   else provenance['aptPackages'] = 'default (python3-pytest)';
   if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
+  if (djangoPackages.length > 0) provenance['aptPackages'] += ` + Django and pytest-django, which run a Django runner's suite under pytest`;
   const packaging = tree.packaging && tree.packaging.versionFile !== null ? { ...tree.packaging, versionFile: { ...tree.packaging.versionFile, path: inRepo(tree.packaging.versionFile.path) } } : tree.packaging;
   const metadataDir = importRoots[0] === undefined ? inRepo('') : inRepo(importRoots[0]);
   const metadataPrefix = metadataDir === '' ? '' : `${metadataDir}/`;
@@ -514,6 +530,16 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     for (const file of testFiles) sources.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
     unittestModules = findUnittestModules(sources, collected);
   }
+  // A Django app whose suite Django's runner runs: the settings module its runner names.
+  let djangoSettings: TreeListing['djangoSettings'];
+  const runnerTexts = new Map<string, string>();
+  for (const file of projectFiles.filter(mayNameDjangoSettings)) runnerTexts.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
+  for (const named of findDjangoSettings(runnerTexts, configFiles.map((file) => file.text), projectFiles, ['src'])) {
+    if (isDjangoSettings(await readFile(join(root, named.file), 'utf8').catch(() => ''))) {
+      djangoSettings = { module: named.module, from: named.from };
+      break;
+    }
+  }
   let declared: TreeListing['declared'] = null;
   if (!options.aptPackages?.length) {
     const debianMap = await readDebianMap();
@@ -541,6 +567,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     setupScript,
     ...(workspaceRoots.length > 0 ? { workspaceRoots } : {}),
     ...(unittestModules.length > 0 ? { unittestModules } : {}),
+    ...(djangoSettings === undefined ? {} : { djangoSettings }),
   };
   if (choice.dir !== '') {
     if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
