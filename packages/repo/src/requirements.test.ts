@@ -149,6 +149,15 @@ if __name__ == "__main__":
     });
   });
 
+  it("reads the package of a tox deps line a factor conditions (dj32: Django>=3.2), not the factor", async () => {
+    const { root, files } = tree({ 'tox.ini': '[testenv]\ndeps =\n    dj32: hypothesis>=6,<7\n    py{38,39}-dj42: hypothesis\n    !latest: freezegun\n    {py38}: pytest-cov\n' });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-freezegun', 'python3-hypothesis', 'python3-pytest-cov'],
+      unpackaged: [],
+      sources: ['tox.ini [testenv] deps'],
+    });
+  });
+
   it('is null when the project declares nothing beyond pytest and tooling', async () => {
     const { root, files } = tree({ 'pyproject.toml': '[project]\nname = "x"\n\n[project.optional-dependencies]\ntest = ["pytest"]\n' });
     expect(await readDeclaredDependencies(root, files, MAP)).toBeNull();

@@ -152,7 +152,8 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   const toxIni = toxFile === null ? (typeof legacyTox === 'string' ? legacyTox : null) : toxFile;
   const tox = toxIni === null ? null : parseIni(toxIni);
   const toxExtras = new Set(tox === null ? [] : toxValue(tox, 'testenv', 'extras').split(/[\s,]+/).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra)));
-  const toxDeps = tox === null ? [] : toxValue(tox, 'testenv', 'deps').split('\n');
+  // A line of a factor's only (`dj32: Django>=3.2,<3.3`, `!latest: djangorestframework`) names its package after the condition.
+  const toxDeps = tox === null ? [] : toxValue(tox, 'testenv', 'deps').split('\n').map((line) => line.replace(/^\s*[\w{}.,!-]+:\s+/, ''));
   const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
   const requirements = await readRequirementFiles(root, [...files.filter(isRequirementFile).sort(), ...included]);
   // Extras the tests' requirements install the project with (`-e .[test]`) are test groups too.
