@@ -369,14 +369,24 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const configured = (ownSettings ? (settings?.testpaths ?? []) : []).filter(existing);
   const doctests = settings?.addopts.some((word) => word === '--doctest-modules' || word.startsWith('--doctest-glob')) === true;
   // pytest collects only python_files from a directory: a suite file named otherwise
-  // (tests/test.py) is named itself, as its users run it.
-  const entries = [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) ? topLevelEntry(file) : file)))].sort();
+  // (tests/test.py) is named itself, as its users run it. Where a directory that is named too
+  // holds it, pytest 7 would collect it twice (as an argument, and walking the directory,
+  // which takes every path named): such files are matched by their name in python_files
+  // instead, unless another file of the project has that name (pytest would collect it, and
+  // rewrite its asserts as a test module's).
+  const extras = modules.filter((file) => !matchesAnyGlob(file, patterns));
+  const walked = new Set(modules.filter((file) => matchesAnyGlob(file, patterns)).map(topLevelEntry));
+  const byName = extras.filter(
+    (file) => file.includes('/') && walked.has(topLevelEntry(file)) && !pythonFiles.some((other) => basenameOf(other) === basenameOf(file) && !extras.includes(other)),
+  );
+  const namedFiles = byName.length === 0 ? [] : ['-o', `python_files=${[...patterns, ...new Set(byName.map(basenameOf))].join(' ')}`];
+  const entries = [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) || byName.includes(file) ? topLevelEntry(file) : file)))].sort();
   if (project !== undefined) {
     // pytest finds the project's config above the paths it is given, and without one stops
     // looking for conftest.py files at the project's directory, as in a run from there.
     if (settings === null) testArgs.push('--confcutdir', project.dir);
     // Run from the repo root, pytest is given the project's test paths.
-    testArgs.push(...(configured.length ? configured.map((entry) => inRepo(cleanEntry(entry))) : doctests ? [project.dir] : entries));
+    testArgs.push(...(configured.length ? configured.map((entry) => inRepo(cleanEntry(entry))) : doctests ? [project.dir] : [...namedFiles, ...entries]));
     provenance['testArgs'] = configured.length ? `testpaths from ${settings?.source ?? ''}, in the project's directory` : `the project's entries holding test files`;
   } else if (configured.length) {
     // pytest applies testpaths itself (globbed, missing entries ignored) when given no paths,
@@ -386,11 +396,12 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     // Doctests live in source files and docs: only pytest's own discovery from the root finds them all.
     provenance['testArgs'] = `none: addopts in ${settings?.source ?? ''} enable doctests, so pytest discovers from the repo root`;
   } else {
-    testArgs.push(...entries);
+    testArgs.push(...namedFiles, ...entries);
     const named = unittestModules.length > 0 ? ` + the unittest modules python_files leaves out (${unittestModules.length}: ${unittestModules.slice(0, 3).map(inRepo).join(', ')}${unittestModules.length > 3 ? ', ...' : ''})` : '';
     provenance['testArgs'] = settings?.testpaths?.length
       ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)${named}`
       : `top-level entries holding test files${named}`;
+    if (byName.length > 0) provenance['testArgs'] += `; files named otherwise in a directory named too, matched by name in python_files so pytest collects each once (${byName.slice(0, 3).map(inRepo).join(', ')}${byName.length > 3 ? ', ...' : ''})`;
   }
 
   // A Django app run by Django's own runner: pytest-django runs its TestCases with the
