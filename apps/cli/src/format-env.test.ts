@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EnvReport } from './env-command.js';
-import { verdict } from './format-env.js';
+import { formatEnvReport, verdict } from './format-env.js';
 
 function report(tests: Partial<EnvReport['tests']>, more: Partial<EnvReport> = {}): EnvReport {
   return {
@@ -12,6 +12,14 @@ function report(tests: Partial<EnvReport['tests']>, more: Partial<EnvReport> = {
     missingAptPackages: [], unavailableAptPackages: [], notes: [], fromCache: false, seconds: 1, ...more,
   };
 }
+
+describe("envgen env's report", () => {
+  it('shows the test command as a shell reads it back, words with spaces or globs quoted', () => {
+    const shown = report({ passed: 1 });
+    shown.profile.testArgs = ['-o', 'python_files=test_*.py *_test.py tests.py', 'tests'];
+    expect(formatEnvReport(shown)).toContain("/usr/bin/python3 -m pytest -o 'python_files=test_*.py *_test.py tests.py' tests\n");
+  });
+});
 
 describe("envgen env's verdict", () => {
   it('says the repo can be used when its passing tests are stable', () => {

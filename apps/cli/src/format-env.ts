@@ -1,3 +1,4 @@
+import { quoteShellWord } from '@envgen/repo';
 import { installablePackages } from './host-packages.js';
 import type { ImportedElsewhere } from '@envgen/testrun';
 import type { EnvReport } from './env-command.js';
@@ -9,7 +10,8 @@ function percent(part: number, whole: number): string {
 function describeProfile(report: EnvReport): string[] {
   const { profile } = report;
   const env = Object.entries(profile.env).map(([key, value]) => `${key}=${value}`);
-  const lines = [`${profile.python} -m pytest ${profile.testArgs.join(' ')}`.trimEnd()];
+  // The command as a shell reads it back (`-o 'python_files=test_*.py tests.py'`), to be copied.
+  const lines = [`${profile.python} -m pytest ${profile.testArgs.map(quoteShellWord).join(' ')}`.trimEnd()];
   if (env.length > 0) lines.push(`env ${env.join(' ')}`);
   if (profile.deselect.length > 0) lines.push(`deselected ${profile.deselect.length}: ${profile.deselect.join(' ')}`);
   // A multi-line step (envgen's installed metadata) is named by its first line, its comment.
