@@ -48,7 +48,7 @@ describe('deriveProfile', () => {
     // pytest would not collect tests/test.py from the tests directory: the file itself is named.
     expect(deriveProfile(listing(['src/decorator/__init__.py', 'tests/test.py', 'tests/documentation.py'])).testArgs).toEqual(['tests/test.py']);
     // Beside other test modules of its directory it is matched by name, so pytest collects it once.
-    expect(deriveProfile(listing(['taggit/models.py', 'tests/tests.py', 'tests/test_admin.py', 'tests/settings.py'])).testArgs).toEqual(['-o', 'python_files=test_*.py *_test.py tests.py', 'tests']);
+    expect(deriveProfile(listing(['taggit/models.py', 'tests/tests.py', 'tests/test_admin.py', 'tests/settings.py'])).testArgs).toEqual(['-o', 'python_files=test_*.py *_test.py tests/tests.py', 'tests']);
   });
 
   it('uses configured testpaths and python_files', () => {
@@ -163,13 +163,16 @@ describe('detectProfile', () => {
       put('tests/models.py', 'from .base import ModelTestCase\n\n\nclass TestModels(ModelTestCase):\n    def test_save(self):\n        pass\n');
       put('tests/test_utils.py', 'def test_x():\n    pass\n');
       const profile = await detectProfile(tree);
-      // Named by its name in python_files: named as a path beside the tests directory, pytest 7 would collect it twice.
-      expect(profile.testArgs).toEqual(['-o', 'python_files=test_*.py *_test.py models.py', 'tests']);
+      // Matched by its path in python_files: named as a path beside the tests directory, pytest 7 would collect it twice.
+      expect(profile.testArgs).toEqual(['-o', 'python_files=test_*.py *_test.py tests/models.py', 'tests']);
       expect(profile.provenance['testArgs']).toBe(
-        'top-level entries holding test files + the unittest modules python_files leaves out (1: tests/models.py); files named otherwise in a directory named too, matched by name in python_files so pytest collects each once (tests/models.py)',
+        'top-level entries holding test files + the unittest modules python_files leaves out (1: tests/models.py); files named otherwise in a directory named too, matched by their path in python_files so pytest collects each once (tests/models.py)',
       );
-      // Another module of that name would be collected too, or rewritten as a test module: the file is named as a path.
+      // A module of another name is no match: playhouse/models.py is neither collected nor rewritten.
       put('playhouse/models.py', 'X = 1\n');
+      expect((await detectProfile(tree)).testArgs).toEqual(['-o', 'python_files=test_*.py *_test.py tests/models.py', 'tests']);
+      // One whose path ends the same way would be: the file is named as a path.
+      put('vendored/tests/models.py', 'X = 1\n');
       expect((await detectProfile(tree)).testArgs).toEqual(['tests', 'tests/models.py']);
       put('setup.cfg', '[tool:pytest]\npython_files = test_*.py\n');
       expect((await detectProfile(tree)).testArgs).toEqual(['tests']);

@@ -371,16 +371,14 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   // pytest collects only python_files from a directory: a suite file named otherwise
   // (tests/test.py) is named itself, as its users run it. Where a directory that is named too
   // holds it, pytest 7 would collect it twice (as an argument, and walking the directory,
-  // which takes every path named): such files are matched by their name in python_files
-  // instead, unless another file of the project has that name (pytest would collect it, and
-  // rewrite its asserts as a test module's).
+  // which takes every path named): such files are matched by their path in python_files
+  // instead (a pattern with a slash matches the end of a file's path), unless another file's
+  // path ends the same way (pytest would collect that one too, and rewrite its asserts).
   const extras = modules.filter((file) => !matchesAnyGlob(file, patterns));
   const walked = new Set(modules.filter((file) => matchesAnyGlob(file, patterns)).map(topLevelEntry));
-  const byName = extras.filter(
-    (file) => file.includes('/') && walked.has(topLevelEntry(file)) && !pythonFiles.some((other) => basenameOf(other) === basenameOf(file) && !extras.includes(other)),
-  );
-  const namedFiles = byName.length === 0 ? [] : ['-o', `python_files=${[...patterns, ...new Set(byName.map(basenameOf))].join(' ')}`];
-  const entries = [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) || byName.includes(file) ? topLevelEntry(file) : file)))].sort();
+  const byPath = extras.filter((file) => file.includes('/') && walked.has(topLevelEntry(file)) && !pythonFiles.some((other) => other.endsWith(`/${file}`)) && !/[*?[\]\s]/.test(file));
+  const namedFiles = byPath.length === 0 ? [] : ['-o', `python_files=${[...patterns, ...byPath].join(' ')}`];
+  const entries = [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) || byPath.includes(file) ? topLevelEntry(file) : file)))].sort();
   if (project !== undefined) {
     // pytest finds the project's config above the paths it is given, and without one stops
     // looking for conftest.py files at the project's directory, as in a run from there.
@@ -401,7 +399,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     provenance['testArgs'] = settings?.testpaths?.length
       ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)${named}`
       : `top-level entries holding test files${named}`;
-    if (byName.length > 0) provenance['testArgs'] += `; files named otherwise in a directory named too, matched by name in python_files so pytest collects each once (${byName.slice(0, 3).map(inRepo).join(', ')}${byName.length > 3 ? ', ...' : ''})`;
+    if (byPath.length > 0) provenance['testArgs'] += `; files named otherwise in a directory named too, matched by their path in python_files so pytest collects each once (${byPath.slice(0, 3).map(inRepo).join(', ')}${byPath.length > 3 ? ', ...' : ''})`;
   }
 
   // A Django app run by Django's own runner: pytest-django runs its TestCases with the
