@@ -1,3 +1,5 @@
+import { moduleFile } from './module-file.js';
+
 /**
  * Files where a Django app's developers say which settings its tests run with, when they run
  * them with Django's own runner: a `runtests.py` or `manage.py` (at the root or in the test
@@ -19,12 +21,6 @@ export interface DjangoSettings {
   from: string;
   /** The module's own file (`tests/settings.py`). */
   file: string;
-}
-
-/** The file of a module by its dotted name, from the root or one of `roots`, if the project has it. */
-function moduleFile(files: readonly string[], roots: readonly string[], module: string): string | undefined {
-  const path = module.split('.').join('/');
-  return [...roots.map((root) => `${root}/`), ''].flatMap((prefix) => [`${prefix}${path}.py`, `${prefix}${path}/__init__.py`]).find((file) => files.includes(file));
 }
 
 /** Whether a path is one of the files {@link findDjangoSettings} reads. */

@@ -7,6 +7,7 @@ import { installedMetadataStep, packageRoots, readPackaging, scriptsDir } from '
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { findDjangoSettings, isDjangoSettings, mayNameDjangoSettings } from './django.js';
+import { moduleFile } from './module-file.js';
 import { findUnittestModules } from './unittest-modules.js';
 import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
@@ -341,10 +342,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
 
   const testArgs: string[] = [];
   if (settings && settings.addopts.length && !override.testArgs) {
-    const isProjectModule = (name: string): boolean => {
-      const path = name.split('.').join('/');
-      return [...importRoots.map((root) => `${root}/`), ''].some((prefix) => tree.files.includes(`${prefix}${path}.py`) || tree.files.includes(`${prefix}${path}/__init__.py`));
-    };
+    const isProjectModule = (name: string): boolean => moduleFile(tree.files, importRoots, name) !== undefined;
     const { kept, dropped, ini } = filterAddopts(settings.addopts, isProjectModule);
     if (dropped.length) {
       testArgs.push('-o', `addopts=${joinShellWords(kept)}`, ...ini.flatMap((value) => ['-o', value]));
