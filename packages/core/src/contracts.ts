@@ -33,6 +33,8 @@ export type RejectionReason =
   | 'no-failing-test'
   | 'no-passing-test'
   | 'timeout'
+  /** The run hit the sandbox's memory or process limit: a bug that allocates or forks without end, as a hang runs. */
+  | 'resource-limit'
   | 'crashed'
   | 'check-failed'
   /** The failing tests cannot be deleted from test files (doctests in source files, generated tests). */

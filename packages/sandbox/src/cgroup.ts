@@ -27,6 +27,12 @@ export interface CgroupEvents {
 export interface ExecCgroup {
   /** `cgroup.procs` files the command's first process writes its pid into before exec. */
   readonly procsFiles: readonly string[];
+  /**
+   * The files of its limits' counters (`key value` lines): the memory controller's, whose
+   * `oom_kill` counts the processes its limit killed, and the pids controller's, whose `max`
+   * counts the forks its limit refused.
+   */
+  readonly counterFiles: readonly string[];
   readEvents(): Promise<CgroupEvents>;
   /** SIGKILLs every process in the cgroup until none is left. */
   killAll(): Promise<void>;
@@ -204,6 +210,12 @@ async function removeDir(dir: string): Promise<void> {
   }
 }
 
+/** What the memory controller's `oom_kill` and the pids controller's `max` counted. */
+async function readCounterFiles([memoryFile, pidsFile]: readonly [string, string]): Promise<CgroupEvents> {
+  const [memory, pids] = await Promise.all([readText(memoryFile), readText(pidsFile)]);
+  return { memoryLimitHit: readCounter(memory, 'oom_kill') > 0, processLimitHit: readCounter(pids, 'max') > 0 };
+}
+
 let sequence = 0;
 
 /** Creates a cgroup (one per hierarchy on v1) limiting memory and processes for one command. */
@@ -225,15 +237,11 @@ export async function createExecCgroup(
     // Without this the limit would only push pages to swap, where a host has swap.
     await writeFile(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(() => {});
     await writeFile(path.join(pidsDir, 'pids.max'), String(limits.pidsMax));
+    const counterFiles = [path.join(memoryDir, 'memory.oom_control'), path.join(pidsDir, 'pids.events')] as const;
     return {
       procsFiles: [path.join(memoryDir, 'cgroup.procs'), path.join(pidsDir, 'cgroup.procs')],
-      async readEvents() {
-        const [oom, pids] = await Promise.all([
-          readText(path.join(memoryDir, 'memory.oom_control')),
-          readText(path.join(pidsDir, 'pids.events')),
-        ]);
-        return { memoryLimitHit: readCounter(oom, 'oom_kill') > 0, processLimitHit: readCounter(pids, 'max') > 0 };
-      },
+      counterFiles,
+      readEvents: () => readCounterFiles(counterFiles),
       killAll: () => killProcs(path.join(pidsDir, 'cgroup.procs')),
       async remove() {
         await Promise.all([removeDir(memoryDir), removeDir(pidsDir)]);
@@ -245,15 +253,11 @@ export async function createExecCgroup(
   await writeFile(path.join(dir, 'memory.max'), String(limits.memoryBytes));
   await writeFile(path.join(dir, 'memory.swap.max'), '0').catch(() => {});
   await writeFile(path.join(dir, 'pids.max'), String(limits.pidsMax));
+  const counterFiles = [path.join(dir, 'memory.events'), path.join(dir, 'pids.events')] as const;
   return {
     procsFiles: [path.join(dir, 'cgroup.procs')],
-    async readEvents() {
-      const [memory, pids] = await Promise.all([
-        readText(path.join(dir, 'memory.events')),
-        readText(path.join(dir, 'pids.events')),
-      ]);
-      return { memoryLimitHit: readCounter(memory, 'oom_kill') > 0, processLimitHit: readCounter(pids, 'max') > 0 };
-    },
+    counterFiles,
+    readEvents: () => readCounterFiles(counterFiles),
     async killAll() {
       // cgroup.kill (Linux 5.14+) kills atomically; the loop covers older kernels.
       await writeFile(path.join(dir, 'cgroup.kill'), '1').catch(() => {});

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@envgen/core';
 import { createSandboxProvider } from './provider.js';
+import { LIMIT_COUNTERS_ENV } from './types.js';
 import type { Sandbox, SandboxKind, SandboxLimits } from './types.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -309,6 +310,22 @@ export function describeSandboxContract(kind: SandboxKind, options: ContractOpti
         limits: { memoryBytes: 256 * MiB },
       });
       expect(small).toMatchObject({ status: 'exited', exitCode: 0, stdout: `${64 * MiB}\n` });
+    });
+
+    it("names its limits' counters to the command, which sees them count a child the memory limit killed", async () => {
+      // What envgen's warm server does around each forked run: counters before, the run, counters after.
+      const script = [
+        'import os, subprocess, sys',
+        `files = os.environ["${LIMIT_COUNTERS_ENV}"].split(":")`,
+        'def count(key, prefix):',
+        '    return sum(int(line.split()[1]) for path in files if os.path.basename(path).startswith(prefix) for line in open(path) if line.split()[0] == key)',
+        'before = count("oom_kill", "memory"), count("max", "pids")',
+        'hog = subprocess.run([sys.executable, "-c", "x = bytearray(2 * 1024**3)"])',
+        'small = subprocess.run([sys.executable, "-c", "pass"])',
+        'print(hog.returncode, count("oom_kill", "memory") - before[0], small.returncode, count("max", "pids") - before[1])',
+      ].join('\n');
+      const result = await sandbox.exec([PYTHON, '-c', script], { limits: { memoryBytes: 256 * MiB } });
+      expect(result).toMatchObject({ status: 'memory', exitCode: 0, stdout: '-9 1 0 0\n' });
     });
 
     it('kills running commands when a sandbox is disposed, quietly, and refuses new ones', async () => {

@@ -7,6 +7,7 @@ import type { RunningCommand } from './host-exec.js';
 import { createOutputCollector } from './output.js';
 import type { OutputCollector } from './output.js';
 import { createSandboxHandle } from './sandbox-handle.js';
+import { LIMIT_COUNTERS_ENV } from './types.js';
 import type { ExecResult, ExecStatus, SandboxLimits, SandboxProvider } from './types.js';
 
 /** The image `docker/python/Dockerfile` and `docker/build-base-image.sh` build. */
@@ -28,14 +29,18 @@ const CONTAINER_PROCESSES = 3;
 /**
  * Runs each command as `sh -c WRAPPER envgen-exec <nonce> argv...`. The wrapper reads the
  * container cgroup's OOM-kill and pids-limit counters before and after the command (shell
- * builtins only: no fork is needed, so it works with the process limit exhausted), writes
- * them and the exit status as a last stderr line, then kills what the command left
- * behind: processes carrying its ENVGEN_EXEC marker, and its own process group.
+ * builtins only: no fork is needed, so it works with the process limit exhausted), names
+ * their files to the command ({@link LIMIT_COUNTERS_ENV}), writes them and the exit status
+ * as a last stderr line, then kills what the command left behind: processes carrying its
+ * ENVGEN_EXEC marker, and its own process group.
  */
 const WRAPPER = `n=$1; shift
 c() { s=; for f in memory/memory.oom_control memory.events pids/pids.events pids.events; do
   if [ -r /sys/fs/cgroup/$f ]; then while read -r k v; do s="$s$f:$k=$v,"; done < /sys/fs/cgroup/$f; fi; done; }
 c; b=$s
+L=; for f in memory/memory.oom_control memory.events pids/pids.events pids.events; do
+  [ -r /sys/fs/cgroup/$f ] && L="$L\${L:+:}/sys/fs/cgroup/$f"; done
+export ${LIMIT_COUNTERS_ENV}="$L"
 "$@"
 r=$?
 c

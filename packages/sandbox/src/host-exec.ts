@@ -3,6 +3,7 @@ import { ERROR_CODES, EnvgenError, describeError } from '@envgen/core';
 import { createExecCgroup } from './cgroup.js';
 import type { CgroupEvents, CgroupLayout, ExecCgroup } from './cgroup.js';
 import { createOutputCollector } from './output.js';
+import { LIMIT_COUNTERS_ENV } from './types.js';
 import type { ExecResult, ExecStatus, SandboxLimits } from './types.js';
 
 /** One command to run as a host process tree (bubblewrap's or the bare command's). */
@@ -81,7 +82,8 @@ export async function startHostCommand(command: HostCommand): Promise<RunningCom
   const started = performance.now();
   const child = spawn(argv[0] ?? '', argv.slice(1), {
     cwd: command.cwd,
-    env: command.env,
+    // bubblewrap shows /sys read-only inside its jail: the host's paths are the command's.
+    env: cgroup ? { ...command.env, [LIMIT_COUNTERS_ENV]: cgroup.counterFiles.join(':') } : command.env,
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

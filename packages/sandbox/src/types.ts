@@ -72,6 +72,16 @@ export interface ExecResult {
   durationMs: number;
 }
 
+/**
+ * Where the backend counts its limits' hits, each command's environment names the counter
+ * files as the command sees them, `:`-separated: a memory controller's (`memory.events` or
+ * `memory.oom_control`, whose `oom_kill` line counts the processes the memory limit killed)
+ * and a pids controller's (`pids.events`, whose `max` line counts the forks the process
+ * limit refused). A command that runs several things in turn (envgen's warm server) reads
+ * them before and after each to tell which one a limit stopped.
+ */
+export const LIMIT_COUNTERS_ENV = 'ENVGEN_LIMIT_COUNTERS';
+
 /** A place where untrusted commands run against one worktree. */
 export interface Sandbox {
   readonly kind: SandboxKind;

@@ -18,8 +18,6 @@ export type PytestLines = Record<string, number[]>;
 
 /** A {@link TestRun}, with the coverage map and the lines that ran when they were asked for. */
 export interface PytestRun extends TestRun {
-  /** The sandbox limit that stopped an `interrupted` run, when one did. */
-  limitHit?: 'memory' | 'processes';
   coverage?: PytestCoverage;
   /**
    * With `coverage`: the tests that took the tracer's profile hook (a profiler of their

@@ -34,6 +34,8 @@ export interface TestRun {
    * with, that is the code under test's doing, never the command line's).
    */
   status: 'completed' | 'timeout' | 'crashed' | 'interrupted' | 'stopped';
+  /** The sandbox limit that stopped an `interrupted` run, when one did. */
+  limitHit?: 'memory' | 'processes';
   exitCode: number | null;
   seconds: number;
   /** Tail of pytest's own output, for error messages. */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Candidate, Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
+import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, buildPytestArgv, buildPytestEnv, openPytestSandbox } from '@envgen/testrun';
 import type { Baseline } from '@envgen/testrun';
 import { validateReference } from './reference.js';
@@ -412,11 +413,17 @@ describe.each([
   });
 });
 
-/** A validator over the fixture with `extra` files, made before the describe block's tests; `reference` validates the reference way; both with `limits`, when given. */
-function fixtureValidator(env: Record<string, string>, extra: Record<string, string>, limits?: CandidateLimits) {
+/**
+ * A validator over the fixture with `extra` files, made before the describe block's tests;
+ * `reference` validates the reference way; both with `limits`, when given, in sandboxes of
+ * `memoryBytes` (the baseline in the default's).
+ */
+function fixtureValidator(env: Record<string, string>, extra: Record<string, string>, limits?: CandidateLimits, memoryBytes?: number) {
   const context = {} as { validator: Validator; baseline: Baseline; reference: (input: ValidationInput) => Promise<Verdict> };
   let root: string;
-  const provider = createSandboxProvider('local');
+  const local = createSandboxProvider('local');
+  const provider: SandboxProvider =
+    memoryBytes === undefined ? local : { kind: local.kind, ensureAvailable: () => local.ensureAvailable(), open: (options) => local.open({ ...options, limits: { ...options.limits, memoryBytes } }) };
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'envgen-validate-extra-'));
     const { profile, baseline } = await writeFixture(root, env, extra);
@@ -649,6 +656,43 @@ describe('a bug that makes a test hang past its limit where the alarm cannot sto
     // Far below the run's limit of 20 s (before, the hang cost all of it on each path).
     expect(referenceSeconds).toBeLessThan(10);
     expect(outcome.seconds).toBeLessThan(10);
+  });
+});
+
+const GROWING = `def chunks(n):
+    items = []
+    while len(items) < n:
+        items.append(b"x" * (1 << 20))
+    return len(items)
+`;
+
+const GROWING_TESTS = `from pkg import calc
+
+
+def test_chunks():
+    assert calc.chunks(3) == 3
+`;
+
+describe('a bug that makes a test allocate without end', () => {
+  // Sandboxes of 384 MiB: the mutant's list reaches it in well under a second.
+  const grown = `${CALC}\n\n${GROWING}`;
+  const context = fixtureValidator({}, { 'pkg/calc.py': grown, 'tests/test_grow.py': GROWING_TESTS }, undefined, 384 * 1024 ** 2);
+  const candidate: Candidate = { strategy: 'grow', family: 'procedural', seed: 1, patch: '', entities: [], description: 'grow' };
+  const input: ValidationInput = { candidate, files: [{ path: 'pkg/calc.py', after: grown.replace('len(items) < n', 'len(items) > -1') }] };
+
+  it("is stopped by the sandbox's memory limit on both paths, and said so (before, `crashed` both ways)", async () => {
+    const reference = await context.reference(input);
+    const outcome = await context.validator.validateWithDetails(input);
+    expect(outcome.mode).toBe('resumed');
+    for (const verdict of [outcome.verdict, reference]) {
+      expect(verdict).toMatchObject({ kind: 'rejected', reason: 'resource-limit', detail: expect.stringContaining("the sandbox's memory limit") });
+    }
+  });
+
+  it('keeps its warm server for the next candidate', async () => {
+    const outcome = await context.validator.validateWithDetails({ candidate, files: [{ path: 'pkg/calc.py', after: grown.replace('return len(items)', 'return len(items) + 1') }] });
+    expect(outcome.mode).toBe('resumed');
+    expect(outcome.verdict).toMatchObject({ kind: 'instance', failToPass: ['tests/test_grow.py::test_chunks'] });
   });
 });
 

@@ -456,7 +456,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     });
     if (!selected.ok) return selected;
     const { run } = selected;
-    const failed = verdictOfStatus(run.status, run.seconds, run.output);
+    const failed = verdictOfStatus(run);
     return failed === null ? { ok: true, results: run.results } : { ok: false, reason: failed.kind === 'rejected' ? `${failed.reason}: ${failed.detail}` : 'the run failed' };
   };
 

@@ -65,6 +65,16 @@ describe('verdicts', () => {
     expect(verdictOfRun(baseline, { status: 'stopped', seconds: 0.2, output: "ImportError while loading conftest 'tests/conftest.py'.", results: {} })).toMatchObject({ kind: 'rejected', reason: 'no-passing-test' });
   });
 
+  it("rejects a run a sandbox limit stopped as such, not as a crash: the bug allocates or forks without end", () => {
+    expect(verdictOfRun(baseline, { status: 'interrupted', limitHit: 'memory', seconds: 0.4, output: '', results: {} })).toEqual({
+      kind: 'rejected',
+      reason: 'resource-limit',
+      detail: "the run hit the sandbox's memory limit after 0.4 s",
+    });
+    expect(verdictOfRun(baseline, { status: 'interrupted', limitHit: 'processes', seconds: 2, output: '', results: {} })).toMatchObject({ reason: 'resource-limit', detail: expect.stringContaining('limit on processes') });
+    expect(verdictOfRun(baseline, { status: 'interrupted', seconds: 2, output: 'KeyboardInterrupt', results: {} })).toMatchObject({ reason: 'crashed' });
+  });
+
   it('rejects timeouts and crashes before looking at results', () => {
     expect(verdictOfRun(baseline, { status: 'timeout', seconds: 60, output: '', results: {} })).toMatchObject({ reason: 'timeout' });
     expect(verdictOfRun(baseline, { status: 'crashed', seconds: 1, output: 'Segmentation fault', results: {} })).toMatchObject({ reason: 'crashed' });

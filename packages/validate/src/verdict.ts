@@ -139,7 +139,12 @@ export function judgeResults(stable: readonly string[], results: Readonly<Record
  * project's own code stopped (a conftest the bug breaks at import) is judged by its results:
  * every test it did not run fails.
  */
-export function verdictOfStatus(status: TestRun['status'], seconds: number, output: string): Verdict | null {
+export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'seconds' | 'output'>): Verdict | null {
+  const { status, seconds, output } = run;
+  if (run.limitHit !== undefined) {
+    const limit = run.limitHit === 'memory' ? 'memory limit' : 'limit on processes and threads alive at once';
+    return { kind: 'rejected', reason: 'resource-limit', detail: `the run hit the sandbox's ${limit} after ${seconds.toFixed(1)} s` };
+  }
   switch (status) {
     case 'completed':
     case 'stopped':
@@ -157,10 +162,10 @@ export function verdictOfStatus(status: TestRun['status'], seconds: number, outp
  * stopped at its limit makes it `timeout` first: such a run ends there on purpose. Tests the
  * run names otherwise than the baseline (parameter ids made from the time) are in neither set.
  */
-export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'results' | 'seconds' | 'output'>): Verdict {
+export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'limitHit' | 'results' | 'seconds' | 'output'>): Verdict {
   const stable = stableIn(baseline, run.results);
   if (stable.some((nodeId) => run.results[nodeId]?.timedOut === true)) return judgeResults(stable, run.results);
-  return verdictOfStatus(run.status, run.seconds, run.output) ?? judgeResults(stable, run.results);
+  return verdictOfStatus(run) ?? judgeResults(stable, run.results);
 }
 
 /**

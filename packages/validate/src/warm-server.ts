@@ -44,7 +44,7 @@ export interface SuiteAnalysis {
 }
 
 /** One run in a forked child. */
-export interface WarmRun extends Pick<TestRun, 'status' | 'seconds' | 'output'> {
+export interface WarmRun extends Pick<TestRun, 'status' | 'limitHit' | 'seconds' | 'output'> {
   results: Record<string, TestResult>;
   analysis?: SuiteAnalysis;
   /**
@@ -244,7 +244,14 @@ async function readOptional(path: string): Promise<string | null> {
   }
 }
 
+/** The sandbox limit the server saw stop a run (its cgroup's counters grew while it ran). */
+function limitHitOf(answer: Answer): TestRun['limitHit'] {
+  return answer['limit'] === 'memory' || answer['limit'] === 'processes' ? answer['limit'] : undefined;
+}
+
+/** A run's status as runPytest tells a fresh one's: a hit limit first, as the sandbox's exec status does. */
 function statusOf(answer: Answer, hasResults: boolean): TestRun['status'] {
+  if (limitHitOf(answer) !== undefined) return 'interrupted';
   if (answer['status'] === 'timeout') return 'timeout';
   if (answer['status'] !== 'exited' || typeof answer['code'] !== 'number') return 'crashed';
   if (answer['code'] === STOPPED_EXIT_CODE) return 'stopped';
@@ -504,6 +511,8 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
         output: log.slice(-OUTPUT_TAIL_CHARS),
         results: parsed?.results ?? {},
       };
+      const limitHit = limitHitOf(answer);
+      if (limitHit !== undefined) run.limitHit = limitHit;
       const analysis = analysisText === null ? null : parseAnalysis(analysisText);
       if (analysis !== null) run.analysis = analysis;
       if (answer['precollected'] === true && typeof answer['checkpoint'] === 'number') run.checkpoint = answer['checkpoint'];

@@ -122,6 +122,28 @@ def _wait(pid, timeout):
     return {"status": "signaled", "code": None, "signal": os.WTERMSIG(status), "seconds": seconds}
 
 
+def _limit_counts():
+    """How often the sandbox's limits stopped something so far: (processes its memory limit
+    killed, forks its process limit refused), from the counter files the sandbox names in
+    ``ENVGEN_LIMIT_COUNTERS`` (a cgroup's ``key value`` lines: ``oom_kill`` in the memory
+    controller's, ``max`` in the pids controller's); None without them."""
+    files = [path for path in os.environ.get("ENVGEN_LIMIT_COUNTERS", "").split(":") if path]
+    if not files:
+        return None
+    counts = [0, 0]
+    for path in files:
+        index, key = (1, "max") if os.path.basename(path).startswith("pids") else (0, "oom_kill")
+        try:
+            with open(path) as counters:
+                for line in counters:
+                    name, _, value = line.partition(" ")
+                    if name == key:
+                        counts[index] += int(value)
+        except (OSError, ValueError):
+            pass
+    return tuple(counts)
+
+
 def _run(request, root):
     pid = os.fork()
     if pid == 0:
@@ -146,11 +168,20 @@ def _wait_group(pid, timeout):
         os.setpgid(pid, pid)
     except OSError:
         pass
+    before = _limit_counts()
     answer = _wait(pid, timeout)
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    after = _limit_counts()
+    # A run the memory limit killed, or whose forks the process limit refused, is stopped by
+    # the sandbox, as the reference's run is (its exec's status): not the run's own crash.
+    if before is not None and after is not None:
+        if after[0] > before[0]:
+            answer["limit"] = "memory"
+        elif after[1] > before[1]:
+            answer["limit"] = "processes"
     return answer
 
 
