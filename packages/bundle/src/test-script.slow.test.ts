@@ -82,6 +82,11 @@ describe('test_script.sh and test_parser.py', () => {
     const [own, ownAgain] = await drawn({ 'pytest.ini': '[pytest]\naddopts = --hypothesis-seed=7\n' });
     expect(ownAgain).toBe(own);
     expect(own).not.toBe(first);
+    // Hypothesis is imported where the tests import it, as in plain pytest (before, at start for every suite).
+    const looks = await writeTree({ 'tests/test_looks.py': 'import sys\n\n\ndef test_looks():\n    assert "hypothesis" not in sys.modules\n' });
+    trees.push(looks);
+    await writeFile(join(looks, 'test_script.sh'), makeTestScript(await detectProfile(looks)));
+    expect(execFileSync('bash', ['test_script.sh'], { cwd: looks, encoding: 'utf8' })).toContain('"outcome": "passed"');
   });
 
   it('print well under the output allowance per test, so a suite of any size fits its limits', async () => {

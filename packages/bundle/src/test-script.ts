@@ -40,11 +40,16 @@ class EnvgenReporter:
     def __init__(self):
         self.outcomes = {}
 
-    # Hypothesis draws the same examples every run unless the project sets its own seed.
+    # Hypothesis draws the same examples every run unless the project sets its own seed: what
+    # --hypothesis-seed=0 does, once the tests have imported Hypothesis (the option would make
+    # its plugin import it when pytest starts, which plain pytest does not).
     @pytest.hookimpl(tryfirst=True)
-    def pytest_configure(self, config):
-        if getattr(config.option, "hypothesis_seed", "") is None:
-            config.option.hypothesis_seed = "0"
+    def pytest_runtest_setup(self, item):
+        if getattr(item.config.option, "hypothesis_seed", "") is not None:
+            return
+        core = sys.modules.get("hypothesis.core")
+        if core is not None and getattr(core, "global_force_seed", 0) is None:
+            core.global_force_seed = 0
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call":

@@ -947,9 +947,16 @@ _install_project()
 
 
 def _pin_hypothesis_seed(config):
-    """``--hypothesis-seed=0`` where Hypothesis's plugin is loaded and the project set none."""
-    if getattr(config.option, "hypothesis_seed", "") is None:
-        config.option.hypothesis_seed = "0"
+    """What ``--hypothesis-seed=0`` does where Hypothesis's plugin is loaded and the project set
+    no seed, once a test module or the tests have imported Hypothesis: its plugin would import
+    Hypothesis when pytest starts, for every project, and a suite that looks at the modules
+    imported (dill's walks them all) would see Hypothesis and ``unittest.mock``, which plain
+    pytest does not import."""
+    if getattr(config.option, "hypothesis_seed", "") is not None:
+        return
+    core = sys.modules.get("hypothesis.core")
+    if core is not None and getattr(core, "global_force_seed", 0) is None:
+        core.global_force_seed = 0
 
 
 def _tree_frame(tb, root):
@@ -979,10 +986,14 @@ def pytest_load_initial_conftests(early_config, parser, args):
         raise pytest.UsageError(f"the project's code failed while pytest started ({os.path.relpath(path, str(early_config.rootpath))}):\n{details}")
 
 
-# First: Hypothesis's plugin reads its seed when it is configured.
+# Before any fixture: a fixture may draw examples too.
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _pin_hypothesis_seed(item.config)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
-    _pin_hypothesis_seed(config)
     _put_scripts_on_path(config)
     results_path = os.environ.get(_RESULTS_ENV)
     if not results_path or config.pluginmanager.has_plugin(_PLUGIN_NAME):

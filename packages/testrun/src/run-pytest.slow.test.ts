@@ -385,6 +385,12 @@ describe('runPytest in the local sandbox', () => {
       expect(await drawn()).toBe(first);
     });
 
+    it('imports Hypothesis only where the tests do, as plain pytest (before, its plugin imported it at start for every suite)', async () => {
+      const looks = 'import sys\n\nAT_IMPORT = sorted(name for name in ("hypothesis", "unittest.mock") if name in sys.modules)\n\n\ndef test_nothing_imported():\n    assert AT_IMPORT == []\n    assert "hypothesis" not in sys.modules\n';
+      const run = await runFixture({ 'tests/test_looks.py': looks }, fixtureProfile());
+      expect(run.results['tests/test_looks.py::test_nothing_imported']?.outcome).toBe('passed');
+    });
+
     it("keeps the project's own seed", async () => {
       const own = fixtureProfile({ testArgs: ['tests', '--hypothesis-seed=7'] });
       const seven = await drawn(own);
