@@ -1356,6 +1356,25 @@ def test_missing_section():
     },
     importedByPytest: true,
   },
+  'runner-names-test-paths': {
+    about: "a project whose CI runs pytest in its tests directory, beside a fuzzing module meant to run separately (jmespath's extra/test_hypothesis.py)",
+    // Plain pytest as its developers run it: `cd tests/ && python -m pytest`.
+    plainArgs: ['tests'],
+    mustHold: ['tests/test_ivl.py::test_total'],
+    failingSomewhere: 'tests/test_ivl.py::',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'extra/test_fuzz.py': `from ivl import total
+
+
+def test_fuzz_total():
+    for n in range(20000):
+        assert total(range(n % 50)) == sum(range(n % 50))
+`,
+      '.github/workflows/tests.yml': 'on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - uses: actions/checkout@v4\n    - run: python -m pip install pytest\n    - name: Test with pytest\n      run: |\n        cd tests/ && python -m pytest -q\n',
+    },
+  },
   'hanging-mutants': {
     about: 'a 0.1 s suite where natural mutants loop forever: limits must follow clean durations',
     files: {

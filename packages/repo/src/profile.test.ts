@@ -24,6 +24,20 @@ describe('deriveProfile', () => {
     expect(profile.aptPackages).toEqual(['python3-pytest']);
   });
 
+  it("runs the test paths the project's runner names, where no pytest config chooses them (before, every top-level entry holding test files)", () => {
+    const files = ['jmespath/lexer.py', 'tests/__init__.py', 'tests/test_lexer.py', 'tests/test_parser.py', 'extra/test_hypothesis.py'];
+    const runnerTestPaths = { paths: ['tests'], from: ['.github/workflows/run-tests.yml: py.test --cov jmespath'] };
+    const profile = deriveProfile({ ...listing(files), runnerTestPaths });
+    expect(profile.testArgs).toEqual(['tests']);
+    expect(profile.testFiles).toContain('extra/test_hypothesis.py');
+    expect(profile.provenance['testArgs']).toBe("the test paths the project's runner names (.github/workflows/run-tests.yml: py.test --cov jmespath)");
+    expect(deriveProfile(listing(files)).testArgs).toEqual(['extra', 'tests']);
+    // A pytest config's testpaths come first; a runner that names no test module is no suite.
+    const config = { path: 'setup.cfg', text: '[tool:pytest]\ntestpaths = extra tests\n' };
+    expect(deriveProfile({ ...listing(files, [config]), runnerTestPaths }).testArgs).toEqual([]);
+    expect(deriveProfile({ ...listing(files), runnerTestPaths: { paths: ['jmespath'], from: ['tox.ini: pytest jmespath'] } }).testArgs).toEqual(['extra', 'tests']);
+  });
+
   it('builds the compiled extensions setup.py declares in place, with what building them takes', () => {
     const files = ['setup.py', 'bits/__init__.py', 'bits/_bits.c', 'bits/_fast.pyx', 'bits/test_bits.py', 'devel/bench.c'];
     const script = 'from setuptools import setup, Extension\nsetup(ext_modules=[Extension("bits._bits", ["bits/_bits.c"]), Extension("bits._fast", ["bits/_fast.pyx"])])\n';

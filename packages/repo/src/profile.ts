@@ -7,6 +7,8 @@ import { installedMetadataStep, packageRoots, readPackaging, scriptsDir } from '
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { findDjangoSettings, isDjangoSettings, mayNameDjangoSettings } from './django.js';
+import { findRunnerTestPaths, mayNameTestPaths } from './runner-paths.js';
+import type { RunnerTestPaths } from './runner-paths.js';
 import { moduleFile } from './module-file.js';
 import { findUnittestModules } from './unittest-modules.js';
 import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
@@ -190,6 +192,11 @@ export interface TreeListing {
    * (see `findDjangoSettings`), and the file that names it: pytest-django runs it with them.
    */
   djangoSettings?: { module: string; from: string };
+  /**
+   * The test paths every pytest command of the project's CI, tox.ini or Makefile names (see
+   * `findRunnerTestPaths`): the selection when no pytest config chooses the tests.
+   */
+  runnerTestPaths?: RunnerTestPaths;
 }
 
 /** A Python project in a subdirectory of the repo. */
@@ -372,11 +379,19 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   // which takes every path named): such files are matched by their path in python_files
   // instead (a pattern with a slash matches the end of a file's path), unless another file's
   // path ends the same way (pytest would collect that one too, and rewrite its asserts).
-  const extras = modules.filter((file) => !matchesAnyGlob(file, patterns));
-  const walked = new Set(modules.filter((file) => matchesAnyGlob(file, patterns)).map(topLevelEntry));
-  const byPath = extras.filter((file) => file.includes('/') && walked.has(topLevelEntry(file)) && !pythonFiles.some((other) => other.endsWith(`/${file}`)) && !/[*?[\]\s]/.test(file));
+  // Where no pytest config chooses the tests, the paths the project's own runner gives pytest
+  // (its CI's `cd tests/ && py.test`) are its suite: test files beyond them (a fuzzing module
+  // "run separately", benchmarks) are not.
+  const runner = project === undefined && configured.length === 0 && !doctests ? tree.runnerTestPaths : undefined;
+  const within = (file: string, path: string): boolean => file === path || file.startsWith(`${path}/`);
+  const runnerModules = runner === undefined ? [] : modules.filter((file) => runner.paths.some((path) => within(file, path)));
+  const suite = runnerModules.length > 0 ? runnerModules : modules;
+  const entryOf = (file: string): string => (runnerModules.length > 0 ? (runner?.paths.find((path) => within(file, path)) ?? file) : topLevelEntry(file));
+  const extras = suite.filter((file) => !matchesAnyGlob(file, patterns));
+  const walked = new Set(suite.filter((file) => matchesAnyGlob(file, patterns)).map(entryOf));
+  const byPath = extras.filter((file) => file.includes('/') && walked.has(entryOf(file)) && entryOf(file) !== file && !pythonFiles.some((other) => other.endsWith(`/${file}`)) && !/[*?[\]\s]/.test(file));
   const namedFiles = byPath.length === 0 ? [] : ['-o', `python_files=${[...patterns, ...byPath].join(' ')}`];
-  const entries = [...new Set(modules.map((file) => inRepo(matchesAnyGlob(file, patterns) || byPath.includes(file) ? topLevelEntry(file) : file)))].sort();
+  const entries = [...new Set(suite.map((file) => inRepo(matchesAnyGlob(file, patterns) || byPath.includes(file) ? entryOf(file) : file)))].sort();
   if (project !== undefined) {
     // pytest finds the project's config above the paths it is given, and without one stops
     // looking for conftest.py files at the project's directory, as in a run from there.
@@ -394,9 +409,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   } else {
     testArgs.push(...namedFiles, ...entries);
     const named = unittestModules.length > 0 ? ` + the unittest modules python_files leaves out (${unittestModules.length}: ${unittestModules.slice(0, 3).map(inRepo).join(', ')}${unittestModules.length > 3 ? ', ...' : ''})` : '';
-    provenance['testArgs'] = settings?.testpaths?.length
-      ? `top-level entries holding test files (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)${named}`
-      : `top-level entries holding test files${named}`;
+    const chosen = runnerModules.length > 0 && runner !== undefined ? `the test paths the project's runner names (${runner.from.slice(0, 2).join('; ')}${runner.from.length > 2 ? '; ...' : ''})` : 'top-level entries holding test files';
+    provenance['testArgs'] = settings?.testpaths?.length ? `${chosen} (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)${named}` : `${chosen}${named}`;
     if (byPath.length > 0) provenance['testArgs'] += `; files named otherwise in a directory named too, matched by their path in python_files so pytest collects each once (${byPath.slice(0, 3).map(inRepo).join(', ')}${byPath.length > 3 ? ', ...' : ''})`;
   }
 
@@ -537,11 +551,13 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     for (const file of testFiles) sources.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
     unittestModules = findUnittestModules(sources, collected);
   }
-  // A Django app whose suite Django's runner runs: the settings module its runner names.
-  let djangoSettings: TreeListing['djangoSettings'];
+  // How the developers run their suite: the test paths their CI names, the settings module a Django app's runner names.
   const runnerTexts = new Map<string, string>();
-  for (const file of projectFiles.filter(mayNameDjangoSettings)) runnerTexts.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
-  for (const named of findDjangoSettings(runnerTexts, configFiles.map((file) => file.text), projectFiles, ['src'])) {
+  for (const file of projectFiles.filter((path) => mayNameDjangoSettings(path) || mayNameTestPaths(path))) runnerTexts.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
+  const readBy = (picks: (file: string) => boolean): Map<string, string> => new Map([...runnerTexts].filter(([file]) => picks(file)));
+  const runnerTestPaths = findRunnerTestPaths(readBy(mayNameTestPaths), projectFiles);
+  let djangoSettings: TreeListing['djangoSettings'];
+  for (const named of findDjangoSettings(readBy(mayNameDjangoSettings), configFiles.map((file) => file.text), projectFiles, ['src'])) {
     if (isDjangoSettings(await readFile(join(root, named.file), 'utf8').catch(() => ''))) {
       djangoSettings = { module: named.module, from: named.from };
       break;
@@ -575,6 +591,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     ...(workspaceRoots.length > 0 ? { workspaceRoots } : {}),
     ...(unittestModules.length > 0 ? { unittestModules } : {}),
     ...(djangoSettings === undefined ? {} : { djangoSettings }),
+    ...(runnerTestPaths === null ? {} : { runnerTestPaths }),
   };
   if (choice.dir !== '') {
     if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
