@@ -15,7 +15,7 @@ describe('findRunnerTestPaths', () => {
 
   it("reads tox's commands, Makefile recipes and wrapped runs, and joins what they name", () => {
     const tox = '[testenv]\ncommands =\n    {envpython} -m pytest {posargs:tests/unit}\n    coverage run -m pytest -k "not slow" {toxinidir}/tests/functional::test_b\n';
-    const make = 'test:\n\tPYTHONPATH=. uv run pytest -x test_top.py\n';
+    const make = 'test:\n\tPYTHONPATH=. uv run pytest -x test_top.py\n\t$(PYTHON) -m pytest tests/unit\n';
     expect(find({ 'tox.ini': tox, Makefile: make })?.paths).toEqual(['test_top.py', 'tests/functional', 'tests/unit']);
   });
 

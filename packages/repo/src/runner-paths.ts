@@ -48,8 +48,8 @@ function pytestArgs(words: readonly string[]): string[] | null {
   if (RUN_WRAPPERS.has(rest[0] ?? '') && rest[1] === 'run') rest = rest.slice(2);
   const program = posix.basename(rest[0] ?? '');
   if (program === 'pytest' || program === 'py.test') return rest.slice(1);
-  // `python -m pytest`, `{envpython} -m pytest`, `coverage run -m pytest`, `python3.11 -bb -m pytest`.
-  if (/python[\d.]*$|^\{envpython\}$|^\$\{?\w*PYTHON\w*\}?$|^coverage$/.test(program)) {
+  // `python -m pytest`, `{envpython} -m pytest`, `$(PYTHON) -m pytest`, `coverage run -m pytest`, `python3.11 -bb -m pytest`.
+  if (/python[\d.]*$|^\{envpython\}$|^\$[{(]?\w*PYTHON\w*[})]?$|^coverage$/.test(program)) {
     const at = rest.findIndex((word, index) => word === 'pytest' && rest[index - 1] === '-m');
     return at < 0 ? null : rest.slice(at + 1);
   }
