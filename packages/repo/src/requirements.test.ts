@@ -74,6 +74,45 @@ dev = ["mypy", "ruff", "hypothesis"]
     });
   });
 
+  it("reads the test environments of hatch (with the extras they install), pdm's and uv's development dependencies (before, none: soupsieve's bs4)", async () => {
+    const { root, files } = tree({
+      'pyproject.toml': `[project]
+name = "demo"
+
+[project.optional-dependencies]
+yaml = ["PyYAML"]
+
+[tool.hatch.envs.dev]
+dependencies = ["pytest", "ruff", "python-dateutil"]
+features = ["yaml"]
+
+[tool.hatch.envs.docs]
+dependencies = ["sphinx", "attrs"]
+
+[tool.hatch.envs.default]
+extra-dependencies = ["freezegun"]
+
+[tool.pdm.dev-dependencies]
+test = ["hypothesis"]
+lint = ["flake8"]
+
+[tool.uv]
+dev-dependencies = ["pytest-cov"]
+`,
+    });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-dateutil', 'python3-freezegun', 'python3-hypothesis', 'python3-pytest-cov', 'python3-yaml'],
+      unpackaged: [],
+      sources: [
+        'pyproject.toml [project.optional-dependencies] yaml',
+        'pyproject.toml [tool.hatch.envs.dev]',
+        'pyproject.toml [tool.hatch.envs.default]',
+        'pyproject.toml [tool.pdm.dev-dependencies] test',
+        'pyproject.toml [tool.uv] dev-dependencies',
+      ],
+    });
+  });
+
   it("reads setup.cfg's install_requires and test extras, and top-level requirements files for tests", async () => {
     const { root, files } = tree({
       'setup.cfg': '[metadata]\nname = old\n\n[options]\ninstall_requires =\n    attrs\n\n[options.extras_require]\ntesting =\n    freezegun\n',

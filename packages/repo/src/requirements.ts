@@ -156,8 +156,10 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   const toxDeps = tox === null ? [] : toxValue(tox, 'testenv', 'deps').split('\n').map((line) => line.replace(/^\s*[\w{}.,!-]+:\s+/, ''));
   const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
   const requirements = await readRequirementFiles(root, [...files.filter(isRequirementFile).sort(), ...included]);
-  // Extras the tests' requirements install the project with (`-e .[test]`) are test groups too.
-  const installedExtras = new Set([...toxDeps, ...requirements.flatMap(([, lines]) => lines)].flatMap(ownExtras));
+  // Hatch's environments where the tests run: its default one (`hatch run test`) and those named for tests or development.
+  const hatchEnvs = Object.entries(table(table(table(pyproject['tool'])['hatch'])['envs'])).filter(([name]) => name === 'default' || TEST_GROUP.test(name));
+  // Extras the tests' requirements install the project with (`-e .[test]`, a hatch environment's `features`) are test groups too.
+  const installedExtras = new Set([...[...toxDeps, ...requirements.flatMap(([, lines]) => lines)].flatMap(ownExtras), ...hatchEnvs.flatMap(([, env]) => strings(table(env)['features']))]);
   const isTestGroup = (group: string): boolean => TEST_GROUP.test(group) || toxExtras.has(group) || installedExtras.has(group);
 
   const project = table(pyproject['project']);
@@ -174,6 +176,13 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   for (const [group, body] of Object.entries(table(poetry['group']))) {
     if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.poetry.group.${group}]`, Object.keys(table(table(body)['dependencies'])));
   }
+  for (const [name, env] of hatchEnvs) {
+    declare(`pyproject.toml [tool.hatch.envs.${name}]`, [...strings(table(env)['dependencies']), ...strings(table(env)['extra-dependencies'])].map(requirementName));
+  }
+  for (const [group, list] of Object.entries(table(table(table(pyproject['tool'])['pdm'])['dev-dependencies']))) {
+    if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.pdm.dev-dependencies] ${group}`, strings(list).map(requirementName));
+  }
+  declare('pyproject.toml [tool.uv] dev-dependencies', strings(table(table(pyproject['tool'])['uv'])['dev-dependencies']).map(requirementName));
 
   const setupCfg = await readText(root, 'setup.cfg');
   if (setupCfg !== null) {
