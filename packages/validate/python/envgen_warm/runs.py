@@ -122,17 +122,23 @@ def _wait(pid, timeout):
     return {"status": "signaled", "code": None, "signal": os.WTERMSIG(status), "seconds": seconds}
 
 
+# (file, index in _limit_counts' answer, key) of each counter file the sandbox names, read once.
+_COUNTER_FILES = [
+    (path, *((1, "max") if os.path.basename(path).startswith("pids") else (0, "oom_kill")))
+    for path in os.environ.get("ENVGEN_LIMIT_COUNTERS", "").split(":")
+    if path
+]
+
+
 def _limit_counts():
     """How often the sandbox's limits stopped something so far: (processes its memory limit
     killed, forks its process limit refused), from the counter files the sandbox names in
     ``ENVGEN_LIMIT_COUNTERS`` (a cgroup's ``key value`` lines: ``oom_kill`` in the memory
     controller's, ``max`` in the pids controller's); None without them."""
-    files = [path for path in os.environ.get("ENVGEN_LIMIT_COUNTERS", "").split(":") if path]
-    if not files:
+    if not _COUNTER_FILES:
         return None
     counts = [0, 0]
-    for path in files:
-        index, key = (1, "max") if os.path.basename(path).startswith("pids") else (0, "oom_kill")
+    for path, index, key in _COUNTER_FILES:
         try:
             with open(path) as counters:
                 for line in counters:
