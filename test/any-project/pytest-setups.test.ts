@@ -47,6 +47,7 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
       expect(report.validation.reference).toBeLessThan(report.tried);
       expect(Object.keys(report.validation.declined)).toContain('iniconfig/__init__.py is imported by pytest itself when it starts');
     } else expect(report.validation.reference).toBe(0);
+    if (shape.keepsImport) expect(report.rejected['no-passing-test'] ?? 0).toBe(0);
     if (shape.resumes) expect(report.validation.resumed + report.validation.collection, JSON.stringify(report.validation.declined)).toBeGreaterThan(report.tried / 2);
 
     const { provider, repo: resolved, worktree } = await checkoutRepo(repo, settings, silentLogger, quiet);

@@ -125,9 +125,113 @@ export interface Shape {
   plainArgs?: string[];
   /** Most candidates go on from a checkpoint of the clean run: nothing in the set-up makes them decline. */
   resumes?: boolean;
+  /** No candidate breaks every test (the package's code that ran at import is left as it is). */
+  keepsImport?: boolean;
 }
 
 export const SHAPES: Record<string, Shape> = {
+  'decorators-at-import': {
+    about: 'a package whose decorators run when the test modules import it, the wrappers they return only in tests (decorator, six, toolz): bugs go on the wrappers, not where they break the import',
+    files: {
+      'deco/__init__.py': '',
+      'deco/rules.py': `"""Rules registered by a decorator when their modules are imported."""
+import functools
+
+REGISTRY = {}
+
+
+def rule(name, *, priority=0, tags=()):
+    if not name or not name.isidentifier():
+        raise ValueError("bad rule name %r" % (name,))
+    if priority < 0:
+        raise ValueError("priority must not be negative")
+    normalized = tuple(sorted(set(tags)))
+
+    def register(fn):
+        calls = {"count": 0}
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            calls["count"] = calls["count"] + 1
+            result = fn(*args, **kwargs)
+            if result is None:
+                return "<%s>" % name
+            if isinstance(result, str):
+                return result.strip()
+            return result
+
+        wrapper.calls = calls
+        wrapper.priority = priority
+        wrapper.tags = normalized
+        REGISTRY[name] = wrapper
+        return wrapper
+
+    return register
+
+
+def ordered():
+    return sorted(REGISTRY, key=lambda name: (-REGISTRY[name].priority, name))
+`,
+      'deco/builtin.py': `from deco.rules import rule
+
+
+@rule("upper", priority=2, tags=("text",))
+def upper(value):
+    return value.upper()
+
+
+@rule("nothing", tags=("misc",))
+def nothing(value):
+    return None
+
+
+@rule("double", priority=1, tags=("math", "text"))
+def double(value):
+    return value * 2
+
+
+@rule("padded", tags=("text",))
+def padded(value):
+    return "  %s  " % value
+`,
+      'tests/test_rules.py': `from deco import builtin
+from deco.rules import REGISTRY, ordered
+
+
+def test_upper():
+    assert builtin.upper("ab") == "AB"
+
+
+def test_nothing_named():
+    assert builtin.nothing(1) == "<nothing>"
+
+
+def test_double():
+    assert builtin.double(3) == 6
+
+
+def test_padded_stripped():
+    assert builtin.padded("x") == "x"
+
+
+def test_calls_counted():
+    before = builtin.double.calls["count"]
+    builtin.double(1)
+    builtin.double(2)
+    assert builtin.double.calls["count"] == before + 2
+
+
+def test_ordered():
+    assert ordered() == ["upper", "double", "nothing", "padded"]
+
+
+def test_tags():
+    assert REGISTRY["double"].tags == ("math", "text")
+`,
+    },
+    count: 24,
+    keepsImport: true,
+  },
   'filterwarnings-error-writes-tree': {
     about: 'filterwarnings = error in pytest.ini, and a test that writes into its own tree',
     files: {

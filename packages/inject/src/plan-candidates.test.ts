@@ -3,7 +3,7 @@ import { STRATEGIES, selectStrategies } from '@envgen/mutate';
 import { hasSyntaxErrors } from '@envgen/python';
 import { applyPatch } from '@envgen/patch';
 import { baselineOf, GEOMETRY, sourceFile } from './inject-fixtures.fixture.js';
-import { planCandidates } from './plan-candidates.js';
+import { changesAny, planCandidates } from './plan-candidates.js';
 import type { PlannedCandidate } from './plan-candidates.js';
 import { selectSites } from './sites.js';
 
@@ -56,6 +56,35 @@ describe('planCandidates', () => {
     for (const { files } of planned) expect(changedLine(files[0]?.after ?? '') % 2).toBe(1);
     // Without them, the same seed does change even lines.
     expect(take(5, 40).some(({ candidate, files }) => ['change_constant', 'change_operator'].includes(candidate.strategy) && changedLine(files[0]?.after ?? '') % 2 === 0)).toBe(true);
+  });
+
+  it('changes no line that ran at collection in an entity whose other lines ran only in tests', () => {
+    // A loop header and an if that collection ran (the import's first call), bodies that only tests reached.
+    const source = ['def build(rules, extra):', '    out = []', '    for rule in rules:', '        if rule.startswith("#"):', '            out.append(rule[1:] + extra)', '            continue', '        out.append(rule * 2)', '    return out', ''].join('\n');
+    const executedLines = new Set([1, 2, 3, 4, 5, 6, 7, 8]);
+    const collectionLines = new Set([1, 2, 3, 4, 7, 8]);
+    const loaded = { ...sourceFile('rules.py', source), executedLines, collectionLines };
+    const results = { 't.py::a': { outcome: 'passed' as const, duration: 0.01 } };
+    const confined = selectSites([loaded], { ...baselineOf(results, { 'rules.py:build': ['t.py::a'] }), ranAtCollection: ['rules.py:build'] }).sites;
+    const planned: PlannedCandidate[] = [];
+    let dropped = 0;
+    for (const item of planCandidates({ files: [loaded], sites: confined, strategies, seed: 3 })) {
+      if (item.kind === 'candidate') planned.push(item);
+      else if (item.reason === 'ran-at-collection') dropped += 1;
+    }
+    expect(planned.length).toBeGreaterThan(0);
+    for (const { files } of planned) expect(changesAny(source, files[0]?.after ?? '', collectionLines)).toBe(false);
+    // Removing the loop or the if, whose headers ran at collection, was proposed and dropped.
+    expect(dropped).toBeGreaterThan(0);
+  });
+
+  it('tells which lines an edit changes', () => {
+    const before = 'a\nb\nc\nd\n';
+    expect(changesAny(before, 'a\nB\nc\nd\n', new Set([2]))).toBe(true);
+    expect(changesAny(before, 'a\nB\nc\nd\n', new Set([1, 3]))).toBe(false);
+    expect(changesAny(before, 'a\nd\n', new Set([3]))).toBe(true);
+    expect(changesAny(before, 'a\nb\nx\nc\nd\n', new Set([1, 3]))).toBe(false);
+    expect(changesAny(before, 'a\nb\nx\nc\nd\n', new Set([2]))).toBe(true);
   });
 
   it('stops when no site is left rather than looping', () => {

@@ -17,7 +17,7 @@ export interface PlannedCandidate {
 export interface DroppedAttempt {
   kind: 'dropped';
   strategy: string;
-  reason: DropReason | 'duplicate';
+  reason: DropReason | 'duplicate' | 'ran-at-collection';
 }
 
 export interface PlanCandidatesOptions {
@@ -27,6 +27,21 @@ export interface PlanCandidatesOptions {
   seed: number;
   /** Give up after this many dropped attempts in a row (the sites are exhausted). */
   maxConsecutiveDrops?: number;
+}
+
+/**
+ * Whether the edit from `before` to `after` changes one of `lines` (1-based, of `before`): the
+ * lines between the common first and last lines (where it only inserts, the line before).
+ */
+export function changesAny(before: string, after: string, lines: ReadonlySet<number>): boolean {
+  const [old, now] = [before.split('\n'), after.split('\n')];
+  let head = 0;
+  while (head < old.length && head < now.length && old[head] === now[head]) head++;
+  let tail = 0;
+  while (tail < old.length - head && tail < now.length - head && old[old.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
+  const last = old.length - tail;
+  for (let line = Math.min(head + 1, Math.max(last, 1)); line <= Math.max(last, head); line++) if (lines.has(line)) return true;
+  return false;
 }
 
 /** Sites a strategy may try in one turn before the next strategy's turn. */
@@ -67,11 +82,16 @@ export function* planCandidates(options: PlanCandidatesOptions): Generator<Plann
         const seed = rng.int(2 ** 32);
         const file = sources.get(site.path);
         const source = file?.source ?? '';
-        const executedLines = file?.executedLines;
+        const executedLines = site.executedLines ?? file?.executedLines;
         const outcome = applyStrategy(strategy, { source, entity: site.entity, path: site.path, rng: createRng(seed), ...(executedLines ? { executedLines } : {}) });
         if (outcome.status === 'dropped') {
           drops += 1;
           yield { kind: 'dropped', strategy: strategy.name, reason: outcome.reason };
+          continue;
+        }
+        if (site.keepLines !== undefined && changesAny(source, outcome.edit.newSource, site.keepLines)) {
+          drops += 1;
+          yield { kind: 'dropped', strategy: strategy.name, reason: 'ran-at-collection' };
           continue;
         }
         const files = [{ path: site.path, before: source, after: outcome.edit.newSource }];

@@ -161,8 +161,9 @@ export interface InjectionReport {
 }
 
 /**
- * The profile's source files with their entities and the lines the baseline saw run (a file
- * with no line of it seen, while the baseline knows lines, has no covered entity either).
+ * The profile's source files with their entities, the lines the baseline saw run (a file
+ * with no line of it seen, while the baseline knows lines, has no covered entity either) and
+ * those that had run when its first test began.
  */
 async function readSourceFiles(worktree: string, paths: readonly string[], baseline: Baseline): Promise<SourceFile[]> {
   const files: SourceFile[] = [];
@@ -170,7 +171,15 @@ async function readSourceFiles(worktree: string, paths: readonly string[], basel
     const source = await readFile(join(worktree, path), 'utf8').catch(() => null);
     if (source === null) continue;
     const lines = baseline.executedLines?.[path];
-    files.push({ path, source, entities: extractEntities(source, path).entities, ...(lines ? { executedLines: new Set(lines) } : {}) });
+    // Known for every file once lines are: a file none of whose lines ran at collection has no entry.
+    const collection = lines && baseline.collectionLines ? (baseline.collectionLines[path] ?? []) : undefined;
+    files.push({
+      path,
+      source,
+      entities: extractEntities(source, path).entities,
+      ...(lines ? { executedLines: new Set(lines) } : {}),
+      ...(collection ? { collectionLines: new Set(collection) } : {}),
+    });
   }
   return files;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { baselineOf, GEOMETRY, sourceFile } from './inject-fixtures.fixture.js';
 import { FILE_COST, RAN_AT_COLLECTION_WEIGHT, selectSites } from './sites.js';
+import type { SourceFile } from './sites.js';
 
 const file = sourceFile('geo.py', GEOMETRY);
 
@@ -55,5 +56,24 @@ describe('selectSites', () => {
     expect(after['geo.py:Square.area']).toBeCloseTo((before['geo.py:Square.area'] ?? 0) * RAN_AT_COLLECTION_WEIGHT);
     expect(after['geo.py:Square']).toBeCloseTo((before['geo.py:Square'] ?? 0) * RAN_AT_COLLECTION_WEIGHT);
     expect(after['geo.py:total_area']).toBe(before['geo.py:total_area']);
+  });
+
+  it('puts the bugs of an entity that ran at collection on the lines that ran only in tests, where it has any', () => {
+    const DECORATED = ['import functools', '', '', 'def logged(fn):', '    calls = []', '', '    @functools.wraps(fn)', '    def wrapper(*args):', '        calls.append(args)', '        return fn(*args)', '', '    return wrapper', '', '', 'def plain(x):', '    return x', ''].join('\n');
+    const executedLines = new Set([1, 4, 5, 7, 8, 9, 10, 12, 15, 16]);
+    // The decorator ran when a test module imported it; the wrapper it returned, in tests.
+    const collectionLines = new Set([1, 4, 5, 7, 8, 12, 15, 16]);
+    const results = { 't.py::a': { outcome: 'passed' as const, duration: 0.01 } };
+    const coverage = { 'deco.py:logged': ['t.py::a'], 'deco.py:plain': ['t.py::a'] };
+    const baseline = { ...baselineOf(results, coverage), ranAtCollection: ['deco.py:logged', 'deco.py:plain'] };
+    const sites = (file: SourceFile) => Object.fromEntries(selectSites([file], baseline).sites.map((site) => [site.key, site]));
+    const known = sites({ ...sourceFile('deco.py', DECORATED), executedLines, collectionLines });
+    expect([...(known['deco.py:logged']?.executedLines ?? [])].sort((a, b) => a - b)).toEqual([9, 10]);
+    // Every line of plain ran at collection too: it keeps the file's lines.
+    expect(known['deco.py:plain']?.executedLines).toBeUndefined();
+    // Bugs in logged go where the import does not reach: drawn as often as if it had not run at collection.
+    expect(known['deco.py:logged']?.weight).toBeCloseTo((known['deco.py:plain']?.weight ?? 0) / RAN_AT_COLLECTION_WEIGHT);
+    // Without the collection's lines, as in baselines made before envgen recorded them: the file's lines.
+    expect(sites({ ...sourceFile('deco.py', DECORATED), executedLines })['deco.py:logged']?.executedLines).toBeUndefined();
   });
 });

@@ -9,7 +9,9 @@ export const FILE_COST = 5;
  * Weight factor of an entity that ran while pytest collected the suite (before any test): a
  * bug there most often breaks the import and every test (`no-passing-test`: six's module
  * tables, decorator's decorators applied at import), so such sites are drawn a quarter as
- * often, not never (a bug that keeps the import working is as good as any).
+ * often, not never (a bug that keeps the import working is as good as any). Where some of
+ * its lines ran only in tests, bugs go on those lines (see {@link Site.executedLines}), and
+ * it is drawn as often as an entity that did not run at collection.
  */
 export const RAN_AT_COLLECTION_WEIGHT = 0.25;
 
@@ -20,6 +22,8 @@ export interface SourceFile {
   entities: Entity[];
   /** The lines (1-based) of `source` that ran in the baseline's coverage run; unknown when absent. */
   executedLines?: ReadonlySet<number>;
+  /** Those of {@link executedLines} that had run when the first test began (collection); unknown when absent. */
+  collectionLines?: ReadonlySet<number>;
 }
 
 /** An entity that may be mutated: covered by at least one non-flaky test that passes on the clean repo. */
@@ -38,6 +42,17 @@ export interface Site {
   cost: number;
   /** Sampling weight: higher for entities whose covering tests are cheap, lower for those that ran at collection. */
   weight: number;
+  /**
+   * The lines a bug here may go on, where they are not the file's executed lines: for an
+   * entity that ran at collection, the lines that ran only after the first test began (the
+   * body of a wrapper a decorator returned at import, which the tests call), when it has any.
+   */
+  executedLines?: ReadonlySet<number>;
+  /**
+   * With {@link executedLines}: the lines that ran at collection, which a bug here must leave
+   * as they are (a loop whose body only tests reached, but whose header ran at import).
+   */
+  keepLines?: ReadonlySet<number>;
 }
 
 export interface SiteSelection {
@@ -62,6 +77,7 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
   const candidates: Array<Omit<Site, 'weight'> & { atCollection: boolean }> = [];
   let skippedUncovered = 0;
   for (const file of files) {
+    const testOnly = testOnlyLines(file);
     for (const entity of file.entities) {
       const key = `${file.path}:${entity.qualifiedName}`;
       const tests =
@@ -76,7 +92,10 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
       const cost = tests.length + FILE_COST * files.size;
       const ranAtCollection =
         entity.kind === 'class' ? file.entities.some((member) => member.className === entity.qualifiedName && atCollection.has(`${file.path}:${member.qualifiedName}`)) : atCollection.has(key);
-      candidates.push({ path: file.path, entity, key, tests, cost, atCollection: ranAtCollection });
+      const onlyInTests = ranAtCollection && testOnly !== null && anyLineIn(testOnly, entity.startLine, entity.endLine);
+      // Bugs on lines that ran only in tests break the import no more often than any others.
+      const confined = onlyInTests && file.collectionLines !== undefined ? { executedLines: testOnly, keepLines: file.collectionLines } : {};
+      candidates.push({ path: file.path, entity, key, tests, cost, atCollection: ranAtCollection && !onlyInTests, ...confined });
     }
   }
   // Weight 1 / (1 + cost / typical cost): the cheapest sites are about twice as likely as typical ones.
@@ -84,4 +103,16 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
   const typical = Math.max(costs[Math.floor(costs.length / 2)] ?? 0, 1);
   const sites = candidates.map(({ atCollection: ran, ...site }) => ({ ...site, weight: (ran ? RAN_AT_COLLECTION_WEIGHT : 1) / (1 + site.cost / typical) }));
   return { sites, skippedUncovered };
+}
+
+/** The executed lines of `file` that had not run when the first test began, or null when either set is unknown. */
+function testOnlyLines(file: SourceFile): ReadonlySet<number> | null {
+  const { executedLines, collectionLines } = file;
+  if (executedLines === undefined || collectionLines === undefined) return null;
+  return new Set([...executedLines].filter((line) => !collectionLines.has(line)));
+}
+
+function anyLineIn(lines: ReadonlySet<number>, first: number, last: number): boolean {
+  for (let line = first; line <= last; line++) if (lines.has(line)) return true;
+  return false;
 }

@@ -7,7 +7,9 @@ the environment names a results file:
 - ``ENVGEN_COVERAGE=1``: also record, per test, the code objects that started executing.
 - ``ENVGEN_LINES``: path of a JSON list of repo-relative source files; the session also
   records which of their lines ran (in any test, at collection or in threads), as the
-  ``lines`` key, left out when something else displaced the trace function before the end.
+  ``lines`` key, and which of them had run when the first test began, as
+  ``collectionLines``; both left out when something else displaced the trace function
+  before the end.
 - ``ENVGEN_TEST_TIMEOUT``: seconds one test may take (setup + call + teardown); past it the
   test is stopped with an exception (SIGALRM, main thread only), fails, is marked
   ``"timedOut": true``, and the run goes on.
@@ -53,7 +55,9 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
                                     # from outside the rootdir, the standard library aside
      "collection": {relpath: [co_firstlineno, ...]},  # with coverage: what ran before the
                                     # first test (collection: the imports of test modules)
-     "lines": {relpath: [lineno, ...]}}                        # only with ENVGEN_LINES
+     "lines": {relpath: [lineno, ...]},                        # only with ENVGEN_LINES
+     "collectionLines": {relpath: [lineno, ...]}}   # with "lines": those that had run when
+                                    # the first test began (collection), none seen since
 """
 
 import atexit
@@ -379,6 +383,8 @@ class _LineRecorder:
         # code object of a source file -> (all its lines, the lines not seen yet)
         self._seen = {}
         self._threads = False
+        # (code object, the lines of it that had run) when the first test began (see mark_collection)
+        self._collection = None
         self.trace = self._make_trace()
 
     def start(self, threads):
@@ -451,10 +457,22 @@ class _LineRecorder:
         if self._threads:
             _THREADING_SETTRACE(None)
 
+    def mark_collection(self):
+        """Notes the lines that have run so far, once: what collection ran (the test modules'
+        imports and what they called) before the first test."""
+        if self._collection is None:
+            self._collection = [(code, lines - pending) for code, (lines, pending) in list(self._seen.items())]
+
     def lines(self):
+        return self._per_file((code, lines - pending) for code, (lines, pending) in list(self._seen.items()))
+
+    def collection_lines(self):
+        """The lines that had run when the first test began, or None when no test began."""
+        return None if self._collection is None else self._per_file(self._collection)
+
+    def _per_file(self, ran_by_code):
         per_file = {}
-        for code, (lines, pending) in list(self._seen.items()):
-            ran = lines - pending
+        for code, ran in ran_by_code:
             if ran:
                 per_file.setdefault(self._file_key(code.co_filename), set()).update(ran)
         return {path: sorted(lines) for path, lines in sorted(per_file.items())}
@@ -744,6 +762,8 @@ class _Recorder:
     def begin_test(self, nodeid):
         if self.running is not None:
             self.running.set(nodeid)
+        if self.line_recorder is not None:
+            self.line_recorder.mark_collection()
         if self.tracer is not None:
             self.tracer.begin()
 
@@ -799,10 +819,12 @@ class _Recorder:
             return
         self.written = True
         lines = None
+        collection_lines = None
         if self.line_recorder is not None:
             # A trace function the suite installed in ours' place would have hidden lines that ran.
             if self.line_recorder.intact():
                 lines = self.line_recorder.lines()
+                collection_lines = self.line_recorder.collection_lines()
             self.line_recorder.stop()
         if self.tracer is not None:
             self.tracer.stop()
@@ -828,6 +850,8 @@ class _Recorder:
                 payload["collection"] = self._lines([self.tracer.collection])
         if lines is not None:
             payload["lines"] = lines
+        if collection_lines is not None:
+            payload["collectionLines"] = collection_lines
         temp = "%s.tmp%d" % (self.results_path, os.getpid())
         with open(temp, "w", encoding="utf-8") as handle:
             json.dump(payload, handle)

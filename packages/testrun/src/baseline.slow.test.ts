@@ -164,6 +164,15 @@ describe('buildBaseline in the local sandbox', () => {
     expect(Object.keys(baseline.executedLines ?? {})).toEqual(['pkg/shapes.py']);
   });
 
+  it('keeps apart the lines that had run when the first test began: a decorator applied at import, not the wrapper it returned', () => {
+    const lines = REPO['pkg/shapes.py'].split('\n');
+    const at = (text: string): number => lines.findIndex((line) => line.includes(text)) + 1;
+    const atCollection = new Set(baseline.collectionLines?.['pkg/shapes.py']);
+    for (const text of ['import functools', '@functools.wraps(fn)', 'return wrapper', 'def area(w, h):']) expect(atCollection.has(at(text)), text).toBe(true);
+    for (const text of ['return fn(*args)', 'return 2 * (w + h)', 'if v < 0:', 'self.side = side']) expect(atCollection.has(at(text)), text).toBe(false);
+    for (const line of atCollection) expect(baseline.executedLines?.['pkg/shapes.py']).toContain(line);
+  });
+
   it('caches the baseline atomically and answers the second call without running pytest', async () => {
     const path = baselinePath(home, 'a'.repeat(40), profileHash(profile));
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(baseline);

@@ -291,6 +291,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       ...(traced.collection === undefined ? {} : { ranAtCollection: Object.keys(mapCoverage({ collection: traced.collection }, (file) => entities.get(file) ?? null)).sort() }),
       functions,
       executedLines: traced.lines ?? null,
+      ...(traced.collectionLines === undefined ? {} : { collectionLines: traced.collectionLines }),
       suiteSeconds: [plain.seconds, traced.seconds],
       environment,
       createdAt: new Date().toISOString(),

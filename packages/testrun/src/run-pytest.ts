@@ -39,6 +39,11 @@ export interface PytestRun extends TestRun {
    * out), or null when the suite displaced the tracer and the plugin could not tell.
    */
   lines?: PytestLines | null;
+  /**
+   * With `lines`, where they are known and a test began: those of them that had run when the
+   * first test began (collection), whether or not tests ran them again.
+   */
+  collectionLines?: PytestLines;
   /** The test a stopped run (its limit's SIGTERM) was in, and for how long it had run: it has no result. */
   stoppedIn?: StoppedTest;
 }
@@ -85,6 +90,7 @@ interface ResultsFile {
   imported?: Record<string, string>;
   collection?: Record<string, number[]>;
   lines?: PytestLines;
+  collectionLines?: PytestLines;
   stoppedIn?: StoppedTest;
 }
 
@@ -224,6 +230,7 @@ export function parseResultsFile(text: string): ResultsFile | null {
   const parsed: ResultsFile = { results, collectionErrors };
   if (isRecord(data['coverage'])) parsed.coverage = data['coverage'] as PytestCoverage;
   if (isRecord(data['lines'])) parsed.lines = data['lines'] as PytestLines;
+  if (isRecord(data['collectionLines'])) parsed.collectionLines = data['collectionLines'] as PytestLines;
   if (Array.isArray(data['untraced'])) parsed.untraced = data['untraced'].map(String);
   if (isRecord(data['collection'])) parsed.collection = data['collection'] as Record<string, number[]>;
   const stopped = data['stoppedIn'];
@@ -338,7 +345,10 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     run.imported = parsed?.imported ?? {};
     if (parsed?.collection !== undefined) run.collection = parsed.collection;
   }
-  if (options.lines !== undefined) run.lines = parsed?.lines ?? null;
+  if (options.lines !== undefined) {
+    run.lines = parsed?.lines ?? null;
+    if (run.lines !== null && parsed?.collectionLines !== undefined) run.collectionLines = parsed.collectionLines;
+  }
   logger.debug('pytest finished', { status, exitCode: exec.exitCode, tests: Object.keys(run.results).length, seconds: run.seconds });
   return run;
 }

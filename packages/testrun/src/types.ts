@@ -99,6 +99,13 @@ export interface Baseline {
    * line tracer: which lines ran is then unknown.
    */
   executedLines: Record<string, number[]> | null;
+  /**
+   * Source file → those of {@link executedLines} that had run when the first test began
+   * (collection: the test modules' imports and what they called), whether or not a test ran
+   * them again: a bug on such a line most often breaks the import. Absent where the lines
+   * are unknown, no test began, and in baselines made before envgen recorded it.
+   */
+  collectionLines?: Record<string, number[]>;
   /** Wall seconds of each suite run. */
   suiteSeconds: number[];
   /**
