@@ -24,6 +24,17 @@ describe('deriveProfile', () => {
     expect(profile.aptPackages).toEqual(['python3-pytest']);
   });
 
+  it('says a native TOML config needs pytest 9 (or its minversion), unless testArgs of the user\'s own give its settings', () => {
+    const files = ['cov/core.py', 'tests/test_core.py'];
+    const config = { path: 'pyproject.toml', text: '[tool.pytest]\nminversion = "9.0.0"\npython_classes = ["*Test"]\n' };
+    const profile = deriveProfile(listing(files, [config]));
+    expect(profile.requiresPytest).toEqual({ version: '9.0', from: 'pyproject.toml [tool.pytest]' });
+    expect(profile.provenance['requiresPytest']).toContain('native TOML');
+    const overridden = deriveProfile(listing(files, [config]), { overrides: [{ source: 'profile file', values: { testArgs: ['-o', 'python_classes=*Test', 'tests'] } }] });
+    expect(overridden.requiresPytest).toBeUndefined();
+    expect(deriveProfile(listing(files, [{ path: 'pyproject.toml', text: '[tool.pytest.ini_options]\nminversion = "9.0"\n' }])).requiresPytest).toBeUndefined();
+  });
+
   it("runs the test paths the project's runner names, where no pytest config chooses them (before, every top-level entry holding test files)", () => {
     const files = ['jmespath/lexer.py', 'tests/__init__.py', 'tests/test_lexer.py', 'tests/test_parser.py', 'extra/test_hypothesis.py'];
     const runnerTestPaths = { paths: ['tests'], from: ['.github/workflows/run-tests.yml: py.test --cov jmespath'] };

@@ -30,7 +30,7 @@ const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv
 const SKIPPED_TOP_DIRS = new Set(['docs', 'doc', 'examples', 'example', 'bench', 'benchmarks', 'benchmark']);
 // Top-level packaging and task files: mutating them cannot break a test.
 const TOOLING_FILES = new Set(['setup.py', 'ez_setup.py', 'noxfile.py', 'versioneer.py', 'fabfile.py', 'dodo.py']);
-const CONFIG_FILE_NAMES = ['pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg'];
+const CONFIG_FILE_NAMES = ['pytest.toml', '.pytest.toml', 'pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg'];
 const DEFAULT_PYTHON_FILES = ['test_*.py', '*_test.py'];
 // Besides pytest's python_files: fixtures, single-file suites and everything in a tests dir.
 const EXTRA_TEST_GLOBS = ['conftest.py', 'tests.py', 'test.py', '**/tests/**/*.py', '**/test/**/*.py'];
@@ -414,6 +414,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     if (byPath.length > 0) provenance['testArgs'] += `; files named otherwise in a directory named too, matched by their path in python_files so pytest collects each once (${byPath.slice(0, 3).map(inRepo).join(', ')}${byPath.length > 3 ? ', ...' : ''})`;
   }
 
+  if (settings?.requiresPytest && !override.testArgs) provenance['requiresPytest'] = `${settings.source} is a native TOML config, which pytest reads from ${settings.requiresPytest} on (or its minversion)`;
+
   // A Django app run by Django's own runner: pytest-django runs its TestCases with the
   // settings module its runner names, which pytest alone never configures.
   const django = tree.djangoSettings;
@@ -472,6 +474,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     timeoutMs: override.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     testTimeoutMs: override.testTimeoutMs ?? DEFAULT_TEST_TIMEOUT_MS,
     provenance,
+    // testArgs of the user's own may give the native config's settings as `-o` overrides.
+    ...(settings?.requiresPytest && !override.testArgs ? { requiresPytest: { version: settings.requiresPytest, from: settings.source } } : {}),
   };
   Object.assign(provenance, overrideFrom);
   return profile;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { globToRegExp, matchesAnyGlob } from './glob.js';
 import { parseIni, splitShellWords } from './ini.js';
-import { filterAddopts, joinShellWords, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
+import { filterAddopts, joinShellWords, olderVersion, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 
 describe('parseIni', () => {
   it('reads sections, both separators, continuations and comments', () => {
@@ -25,7 +25,7 @@ describe('readPytestSettings', () => {
       { path: 'pytest.ini', text: '# empty\n' },
       { path: 'tox.ini', text: '[pytest]\ntestpaths = t\n' },
     ]);
-    expect(settings).toEqual({ source: 'pytest.ini [pytest]', testpaths: null, pythonFiles: null, addopts: [], pythonpath: null, filterwarnings: [] });
+    expect(settings).toEqual({ source: 'pytest.ini [pytest]', testpaths: null, pythonFiles: null, addopts: [], pythonpath: null, filterwarnings: [], requiresPytest: null });
   });
 
   it('reads filterwarnings line by line, and tells when they or -W turn warnings into errors', () => {
@@ -49,6 +49,31 @@ describe('readPytestSettings', () => {
       { path: 'setup.cfg', text: '[tool:pytest]\ntestpaths = ignored\n' },
     ]);
     expect(settings).toMatchObject({ source: 'pyproject.toml [tool.pytest.ini_options]', testpaths: ['tests', 'more'], pythonFiles: ['check_*.py'], addopts: ['-ra', '--cov=x'] });
+  });
+
+  it("reads pytest 9's native TOML configs, first in pytest 9's order, and says they need pytest 9 or their minversion", () => {
+    const native = readPytestSettings([
+      { path: 'pyproject.toml', text: '[tool.pytest]\nminversion = "9.1.0"\naddopts = ["-q", "-n", "auto"]\ntestpaths = ["tests"]\npython_files = ["check_*.py"]\nfilterwarnings = ["error"]\n' },
+      { path: 'tox.ini', text: '[pytest]\ntestpaths = t\n' },
+    ]);
+    expect(native).toEqual({ source: 'pyproject.toml [tool.pytest]', testpaths: ['tests'], pythonFiles: ['check_*.py'], addopts: ['-q', '-n', 'auto'], pythonpath: null, filterwarnings: ['error'], requiresPytest: '9.1.0' });
+    // Without a minversion, or an older one: 9.0, the first pytest that reads them.
+    expect(readPytestSettings([{ path: 'pyproject.toml', text: '[tool.pytest]\nminversion = "8.0"\nstrict = true\n' }])?.requiresPytest).toBe('9.0');
+    // pytest.toml comes before pytest.ini, and counts even without a [pytest] table.
+    const toml = readPytestSettings([
+      { path: 'pytest.ini', text: '[pytest]\ntestpaths = ini\n' },
+      { path: 'pytest.toml', text: '# nothing yet\n' },
+    ]);
+    expect(toml).toMatchObject({ source: 'pytest.toml [pytest]', testpaths: null, requiresPytest: '9.0' });
+    // The ini-style table is read by every pytest since 6.0, which checks its minversion itself.
+    expect(readPytestSettings([{ path: 'pyproject.toml', text: '[tool.pytest.ini_options]\nminversion = "9.0"\n' }])?.requiresPytest).toBeNull();
+  });
+
+  it('compares versions by their release numbers', () => {
+    expect(olderVersion('7.2.1', '9.0')).toBe(true);
+    expect(olderVersion('9.0.0', '9.0')).toBe(false);
+    expect(olderVersion('9.1.0rc1', '9.0')).toBe(false);
+    expect(olderVersion('8.4.2', '8.10')).toBe(true);
   });
 
   it('falls through pyproject without pytest settings to tox.ini and setup.cfg', () => {

@@ -11,7 +11,17 @@ export interface PytestSettings {
   pythonpath: string[] | null;
   /** The `filterwarnings` lines (pytest reads an ini value line by line). */
   filterwarnings: string[];
+  /**
+   * The oldest pytest that reads this config as the project means it, where pytest itself
+   * would not say so: a native TOML config (`pytest.toml`, `[tool.pytest]`), which pytest
+   * before 9.0 ignores without a word, needs 9.0 or its `minversion`, if newer. Null for an
+   * ini-style config, whose `minversion` pytest checks itself.
+   */
+  requiresPytest: string | null;
 }
+
+/** The first pytest that reads native TOML configs (`pytest.toml`, `[tool.pytest]`). */
+export const NATIVE_TOML_PYTEST = '9.0';
 
 /** A config file's repo-relative path and text. */
 export interface ConfigFile {
@@ -30,7 +40,8 @@ function linesOf(value: unknown): string[] {
   return lines.map((line) => line.trim()).filter((line) => line !== '');
 }
 
-function settingsFromValues(source: string, get: (key: string) => unknown): PytestSettings {
+function settingsFromValues(source: string, get: (key: string) => unknown, native = false): PytestSettings {
+  const minversion = get('minversion');
   return {
     source,
     testpaths: wordsOf(get('testpaths')),
@@ -38,7 +49,48 @@ function settingsFromValues(source: string, get: (key: string) => unknown): Pyte
     addopts: wordsOf(get('addopts')) ?? [],
     pythonpath: wordsOf(get('pythonpath')),
     filterwarnings: linesOf(get('filterwarnings')),
+    requiresPytest: native ? newerVersion(NATIVE_TOML_PYTEST, typeof minversion === 'string' || typeof minversion === 'number' ? String(minversion) : null) : null,
   };
+}
+
+/** The release numbers of a version (`9.0.0rc1` → [9, 0, 0]). */
+function releaseOf(version: string): number[] {
+  return version.split('.').map((part) => Number(/^\d+/.exec(part)?.[0] ?? 0));
+}
+
+/** Whether `version` is older than `wanted`, by their release numbers. */
+export function olderVersion(version: string, wanted: string): boolean {
+  const [a, b] = [releaseOf(version), releaseOf(wanted)];
+  for (let index = 0; index < Math.max(a.length, b.length); index++) {
+    const [x, y] = [a[index] ?? 0, b[index] ?? 0];
+    if (x !== y) return x < y;
+  }
+  return false;
+}
+
+function newerVersion(base: string, other: string | null): string {
+  return other !== null && olderVersion(base, other) ? other : base;
+}
+
+function parseTomlFile(file: ConfigFile): Record<string, unknown> | null {
+  try {
+    return parseToml(file.text) as Record<string, unknown>;
+  } catch {
+    // pytest fails on such a file too; the test run reports it with pytest's own message.
+    return null;
+  }
+}
+
+function asTable(value: unknown): Record<string, unknown> | null {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}
+
+/** `pytest.toml` / `.pytest.toml`: its `[pytest]` table, used even when the file holds none. */
+function fromPytestToml(file: ConfigFile): PytestSettings | null {
+  const data = parseTomlFile(file);
+  if (data === null) return null;
+  const table = asTable(data['pytest']) ?? {};
+  return settingsFromValues(`${file.path} [pytest]`, (key) => table[key], true);
 }
 
 function fromIni(file: ConfigFile, section: string, required: boolean): PytestSettings | null {
@@ -48,31 +100,29 @@ function fromIni(file: ConfigFile, section: string, required: boolean): PytestSe
 }
 
 function fromPyproject(file: ConfigFile): PytestSettings | null {
-  let data: unknown;
-  try {
-    data = parseToml(file.text);
-  } catch {
-    // pytest fails on such a file too; the test run reports it with pytest's own message.
-    return null;
-  }
-  const tool = (data as { tool?: { pytest?: Record<string, unknown> } }).tool;
-  const options = tool?.pytest?.['ini_options'];
-  if (options && typeof options === 'object') {
-    const table = options as Record<string, unknown>;
-    return settingsFromValues(`${file.path} [tool.pytest.ini_options]`, (key) => table[key]);
-  }
-  return null;
+  const data = parseTomlFile(file);
+  if (data === null) return null;
+  const pytest = asTable(asTable(data['tool'])?.['pytest']);
+  if (pytest === null) return null;
+  // pytest 9's native table: `[tool.pytest]` keys of its own (beside them, ini_options is a usage error).
+  if (Object.keys(pytest).some((key) => key !== 'ini_options')) return settingsFromValues(`${file.path} [tool.pytest]`, (key) => pytest[key], true);
+  const table = asTable(pytest['ini_options']);
+  return table === null ? null : settingsFromValues(`${file.path} [tool.pytest.ini_options]`, (key) => table[key]);
 }
 
 /**
- * The pytest settings of a directory's config `files` (all in that directory), choosing the file the way pytest does: `pytest.ini` or
+ * The pytest settings of a directory's config `files` (all in that directory), choosing the
+ * file the way pytest 9 does: `pytest.toml` or `.pytest.toml` (always), `pytest.ini` or
  * `.pytest.ini` (always, even without a `[pytest]` section), then `pyproject.toml` with
- * `[tool.pytest.ini_options]`, `tox.ini` with `[pytest]`, `setup.cfg` with `[tool:pytest]`.
- * Null when none applies.
+ * `[tool.pytest]` (native TOML) or `[tool.pytest.ini_options]`, `tox.ini` with `[pytest]`,
+ * `setup.cfg` with `[tool:pytest]`. Null when none applies. A native TOML config says which
+ * pytest it needs ({@link PytestSettings.requiresPytest}): older ones skip it.
  */
 export function readPytestSettings(files: ConfigFile[]): PytestSettings | null {
   const byName = new Map(files.map((file) => [file.path.slice(file.path.lastIndexOf('/') + 1), file]));
   const readers: Array<[string, (file: ConfigFile) => PytestSettings | null]> = [
+    ['pytest.toml', fromPytestToml],
+    ['.pytest.toml', fromPytestToml],
     ['pytest.ini', (file) => fromIni(file, 'pytest', false)],
     ['.pytest.ini', (file) => fromIni(file, 'pytest', false)],
     ['pyproject.toml', fromPyproject],

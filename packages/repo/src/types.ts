@@ -86,4 +86,11 @@ export interface Profile {
    * baseline made while a submodule could not be fetched is not the baseline of the tree that has it.
    */
   submodules?: Array<{ path: string; commit: string }>;
+  /**
+   * The oldest pytest that reads the project's config (absent: any, or pytest checks the
+   * config's `minversion` itself): a native TOML config (`[tool.pytest]`, `pytest.toml`), which
+   * pytest before 9.0 ignores without a word. A baseline stops before running the suite on an
+   * older one. `from` names the config.
+   */
+  requiresPytest?: { version: string; from: string };
 }

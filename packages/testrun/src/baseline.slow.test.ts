@@ -247,6 +247,22 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it('runs no suite where the config is native TOML and this pytest is older than it needs, and says what to do', async () => {
+    const tree = await writeFixtureRepo({ 'pyproject.toml': '[tool.pytest]\npython_classes = ["*Check"]\n', 'tests/test_one.py': 'class OneCheck:\n    def test_one(self):\n        pass\n' });
+    const opened = provider.opened;
+    try {
+      const profile = fixtureProfile({ requiresPytest: { version: '99.0', from: 'pyproject.toml [tool.pytest]' } });
+      await expect(buildBaseline({ worktree: tree, commit: 'f'.repeat(40), profile, sandboxProvider: provider, home })).rejects.toMatchObject({
+        code: 'test-run-failed',
+        message: expect.stringMatching(/pyproject\.toml \[tool\.pytest\]\) is native TOML, which only pytest 99\.0 and newer read .* has pytest \d+\.\d+\.\d+, which ignores it without a word/),
+      });
+      // Only the sandbox that asked pytest its version: no run of the suite.
+      expect(provider.opened).toBe(opened + 1);
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('says which sandbox limit stopped the clean suite, and what to do', async () => {
     const tree = await writeFixtureRepo({ 'tests/test_hog.py': 'def test_small():\n    pass\n\n\ndef test_hog():\n    hog = b"x" * (512 * 1024 ** 2)\n    assert hog\n' });
     const inner = createSandboxProvider('local', { logger: silentLogger });

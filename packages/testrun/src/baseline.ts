@@ -12,7 +12,7 @@ import { profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { entityKey, mapCoverage } from './coverage-map.js';
-import { environmentFingerprint } from './environment.js';
+import { assertPytestVersion, environmentFingerprint } from './environment.js';
 import { runInstallSteps } from './install-steps.js';
 import { openPytestSandbox } from './pytest-sandbox.js';
 import { runPytest } from './run-pytest.js';
@@ -229,6 +229,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       progress({ step: 'installing', message: `running ${profile.install.length} install step(s) in the worktree` });
       await runInstallSteps(target, profile, { logger });
     }
+    await assertPytestVersion(target, profile);
     environment = await environmentFingerprint(target, profile);
   } finally {
     await target.close();

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { EnvgenError } from '@envgen/core';
+import { olderVersion } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { PytestSandbox } from './pytest-sandbox.js';
 
@@ -35,4 +37,25 @@ export async function environmentFingerprint(target: PytestSandbox, profile: Pro
   const exec = await target.sandbox.exec([profile.python, '-c', PROBE], { env: profile.env, limits: { timeoutMs: PROBE_TIMEOUT_MS } });
   const seen = exec.status === 'exited' && exec.exitCode === 0 ? exec.stdout.trim() : `${exec.status} ${exec.exitCode ?? ''}`;
   return createHash('sha256').update(seen).digest('hex');
+}
+
+/**
+ * Stops before the suite runs when the profile's python has a pytest older than the project's
+ * config needs ({@link Profile.requiresPytest}: a native TOML config, which older pytests skip
+ * without a word, so the suite would run without the project's settings). A python whose
+ * pytest does not import is left to the suite's own run, which says why.
+ *
+ * @throws EnvgenError `test-run-failed` naming both versions and what to do.
+ */
+export async function assertPytestVersion(target: PytestSandbox, profile: Profile): Promise<void> {
+  const required = profile.requiresPytest;
+  if (required === undefined) return;
+  const exec = await target.sandbox.exec([profile.python, '-c', 'import pytest; print(pytest.__version__)'], { env: profile.env, limits: { timeoutMs: PROBE_TIMEOUT_MS } });
+  const version = exec.status === 'exited' && exec.exitCode === 0 ? exec.stdout.trim() : '';
+  if (version === '' || !olderVersion(version, required.version)) return;
+  throw new EnvgenError(
+    'test-run-failed',
+    `The clean test suite was not run: the project's pytest config (${required.from}) is native TOML, which only pytest ${required.version} and newer read (9.0 for any native config, or its minversion), and ${profile.python} has pytest ${version}, which ignores it without a word (the suite would run without the project's test paths, options and collection rules): ` +
+      `give the profile a python whose pytest is new enough (the config's profiles.<owner/name>.python), or testArgs that pass the config's settings as -o overrides (-o python_classes=... and the paths), which this pytest reads.`,
+  );
 }
