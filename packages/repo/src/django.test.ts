@@ -26,6 +26,7 @@ describe('findDjangoSettings', () => {
     // pytest-django's ini key or option in the pytest config.
     expect(findDjangoSettings(runner, ['[pytest]\nDJANGO_SETTINGS_MODULE = tests.settings\n'], FILES, [])).toEqual([]);
     expect(findDjangoSettings(runner, ['[tool.pytest.ini_options]\naddopts = "--ds=tests.settings"\n'], FILES, [])).toEqual([]);
+    expect(findDjangoSettings(runner, ['[tool.pytest]\nDJANGO_SETTINGS_MODULE = "tests.settings"\n'], FILES, [])).toEqual([]);
     // A conftest that configures Django itself.
     for (const conftest of ['import django\nfrom django.conf import settings\n\nsettings.configure(INSTALLED_APPS=[])\ndjango.setup()\n', 'import os\nos.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")\n']) {
       expect(findDjangoSettings(new Map([...runner, ['tests/conftest.py', conftest]]), [], FILES, [])).toEqual([]);

@@ -59,10 +59,10 @@ export function findDjangoSettings(texts: ReadonlyMap<string, string>, configTex
   return found;
 }
 
-/** The `[pytest]`, `[tool:pytest]` and `[tool.pytest.ini_options]` sections of a config file. */
+/** The `[pytest]`, `[tool:pytest]`, `[tool.pytest]` (pytest 9's native table) and `[tool.pytest.ini_options]` sections of a config file. */
 function pytestSections(text: string): string {
   return text
     .split(/^(?=\[)/m)
-    .filter((section) => /^\[(?:pytest|tool:pytest|tool\.pytest\.ini_options)\]/.test(section))
+    .filter((section) => /^\[(?:pytest|tool:pytest|tool\.pytest|tool\.pytest\.ini_options)\]/.test(section))
     .join('');
 }
