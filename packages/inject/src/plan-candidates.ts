@@ -40,7 +40,9 @@ export function changesAny(before: string, after: string, lines: ReadonlySet<num
   let tail = 0;
   while (tail < old.length - head && tail < now.length - head && old[old.length - 1 - tail] === now[now.length - 1 - tail]) tail++;
   const last = old.length - tail;
-  for (let line = Math.min(head + 1, Math.max(last, 1)); line <= Math.max(last, head); line++) if (lines.has(line)) return true;
+  // The changed lines of `before` are head+1..last; an edit that only inserts changes none, so the line before it counts.
+  const [first, end] = last > head ? [head + 1, last] : [head, head];
+  for (let line = first; line <= end; line++) if (lines.has(line)) return true;
   return false;
 }
 
