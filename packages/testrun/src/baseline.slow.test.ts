@@ -247,6 +247,23 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it("names the library the project needs a newer version of, where pytest's start imports a name the installed one lacks", async () => {
+    // pytest imports it at start, before any test: from a conftest, or as the plugin a project that is one declares (typeguard).
+    const tree = await writeFixtureRepo({
+      'conftest.py': 'import plug\n',
+      'plug.py': 'from json import NoExtraItems\n',
+      'tests/test_one.py': 'def test_one():\n    pass\n',
+    });
+    try {
+      await expect(buildBaseline({ worktree: tree, commit: 'd'.repeat(40), profile: fixtureProfile(), sandboxProvider: provider, home })).rejects.toMatchObject({
+        code: 'test-run-failed',
+        message: expect.stringMatching(/the project imports NoExtraItems from json, and the json installed here \(\S+json\/__init__\.py\) has no such name: the project needs a newer json than this machine's/),
+      });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('runs no suite where the config is native TOML and this pytest is older than it needs, and says what to do', async () => {
     const tree = await writeFixtureRepo({ 'pyproject.toml': '[tool.pytest]\npython_classes = ["*Check"]\n', 'tests/test_one.py': 'class OneCheck:\n    def test_one(self):\n        pass\n' });
     const opened = provider.opened;

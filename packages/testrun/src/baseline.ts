@@ -145,6 +145,24 @@ async function readEntities(worktree: string, files: readonly string[], logger: 
 const MINVERSION = /'minversion' requires pytest-(\S+), actual pytest-(\S+?)'/;
 
 /**
+ * What Python says when a module the run imports lacks a name: the name, the module and the
+ * file it was imported from.
+ */
+const MISSING_NAME = /ImportError: cannot import name '([^']+)' from '([^']+)' \(([^)\n]+)\)/g;
+
+/** A file of an installed distribution or of Python's standard library, not of the project. */
+const INSTALLED_FILE = /\/(?:site|dist)-packages\/|\/lib\/python3(?:\.\d+)?\//;
+
+/**
+ * The name the project imports from a library installed on this machine that lacks it (the
+ * last such import of the output, the cause of the others): the project needs a newer one.
+ */
+function missingInstalledName(output: string): { name: string; module: string; file: string } | undefined {
+  const last = [...output.matchAll(MISSING_NAME)].filter((match) => INSTALLED_FILE.test(match[3] ?? '')).at(-1);
+  return last === undefined ? undefined : { name: last[1] ?? '', module: last[2] ?? '', file: last[3] ?? '' };
+}
+
+/**
  * What to deselect in a clean run past its limit: the tests that ran past the per-test limit and
  * the one it was stopped in, or, stopped between two tests, the longest that ran.
  */
@@ -167,6 +185,7 @@ function hangingTests(run: PytestRun, profile: Profile): string {
 function assertCompleted(run: PytestRun, label: string, profile: Profile): void {
   if (run.status === 'completed') return;
   const minversion = MINVERSION.exec(run.output);
+  const missing = missingInstalledName(run.output);
   const limit = run.limitHit === 'memory' ? 'memory limit' : 'limit on processes and threads alive at once';
   const hint =
     run.status === 'timeout'
@@ -175,7 +194,9 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
         ? `it hit the sandbox's ${limit}, which every run has: deselect the test that needs more (the profile's deselect; with -v in the project's addopts, the output's last test started)`
         : minversion !== null
           ? `the project asks for pytest ${minversion[1]} or newer (its minversion) and ${profile.python} has pytest ${minversion[2]}: give the profile a python whose pytest is new enough (the config's profiles.<owner/name>.python)`
-          : 'check the profile (python, env, testArgs, aptPackages) against the output';
+          : missing !== undefined
+            ? `the project imports ${missing.name} from ${missing.module}, and the ${missing.module} installed here (${missing.file}) has no such name: the project needs a newer ${missing.module} than this machine's. Install one the profile's python sees (the config's profiles.<owner/name>.python or aptPackages), or inject at an older commit of the project that works with this one`
+            : 'check the profile (python, env, testArgs, aptPackages) against the output';
   throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
 }
 
