@@ -61,9 +61,11 @@ about it is an error under a project's ``filterwarnings = error``). The JSON fil
 """
 
 import atexit
+import fcntl
 import functools
 import json
 import os
+import resource
 import signal
 import sys
 import sysconfig
@@ -496,17 +498,51 @@ def _run_ends():
     return time.monotonic() + seconds if seconds > 0 else None
 
 
+def _descriptor_floor():
+    """The lowest number envgen's own descriptors in a test process take, or None where the
+    process may open too few files to leave them room: far above the lowest free numbers,
+    which pytest's capture and the suite get, so those are the numbers a plain pytest gives."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    floor = min(soft, 1024) - 128
+    return floor if floor >= 128 else None
+
+
+def high_descriptor(fd):
+    """``fd`` moved to a number at or above ``_descriptor_floor()`` (close-on-exec), the old
+    number closed; ``fd`` itself where there is no such room. A suite that writes to or closes
+    a descriptor by its number (argcomplete's 8 and 9, a shell's conventions) then meets what
+    it would in a plain pytest, never one of envgen's."""
+    floor = _descriptor_floor()
+    if floor is None or fd >= floor:
+        return fd
+    try:
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
+    except OSError:
+        return fd
+    os.close(fd)
+    return moved
+
+
 class _RunningMark:
     """The test running now, in a small file the host reads when the run was killed without
-    results (a test that took SIGTERM, its results never written): which test to deselect."""
+    results (a test that took SIGTERM, its results never written): which test to deselect.
+    Its descriptor is one of envgen's own (see high_descriptor); a test that closes it anyway
+    (``os.closerange``) costs the run its mark, never its results."""
 
     def __init__(self, path):
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        self.fd = high_descriptor(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644))
 
     def set(self, nodeid):
+        if self.fd is None:
+            return
         text = json.dumps({"nodeid": nodeid, "started": time.time()}).encode("utf-8") if nodeid else b"{}"
-        os.pwrite(self.fd, text, 0)
-        os.ftruncate(self.fd, len(text))
+        try:
+            os.pwrite(self.fd, text, 0)
+            os.ftruncate(self.fd, len(text))
+        except OSError:
+            self.fd = None
 
 
 def _test_timeout():

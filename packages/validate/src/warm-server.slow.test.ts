@@ -293,6 +293,49 @@ describe('a warm server over tests that recurse to the recursion limit', () => {
   });
 });
 
+/** A test that reports the numbers of the descriptors below 128 it sees (envgen's mark of the running test named): what a test that writes to or closes one by its number meets. */
+const DESCRIPTORS = `import os
+
+from shapes import Shape
+
+
+def opened():
+    kinds = []
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        fd = int(name)
+        try:
+            target = os.readlink("/proc/self/fd/%d" % fd)
+        except OSError:
+            continue
+        if fd < 128:
+            kinds.append("%d:envgen" % fd if "running-" in target else str(fd))
+    return " ".join(kinds)
+
+
+def test_first():
+    assert Shape(4).area(2) == 4
+
+
+def test_descriptors():
+    assert Shape(4).area(2) == 4
+    assert False, "descriptors " + opened()
+`;
+
+describe('a warm server over a suite that uses descriptors by their numbers (argcomplete writes to 8 and 9 and closes them)', () => {
+  const fixture = serveShapes('test_descriptors.py', { 'test_descriptors.py': DESCRIPTORS }, { preload: true });
+
+  it("shows each test the descriptors a fresh pytest's test has, none of envgen's among them, from scratch and from a checkpoint", async () => {
+    const reasons = await reasonsEverywhere(fixture, 'test_descriptors.py::test_descriptors', 'test_descriptors.py::test_descriptors', `        size = size + 0\n${SQUARE}`);
+    expect(reasons.fresh).toMatch(/^AssertionError: descriptors 0 1 2 /);
+    // envgen's own (the plugin's mark of the running test, the server's sockets) sit far above.
+    expect(reasons.fresh).not.toMatch(/envgen/);
+    expect(reasons.scratch).toBe(reasons.fresh);
+    expect(reasons.collected).toMatchObject({ ok: true, checkpoints: ['ok'] });
+    expect(reasons.resumedFrom).toBe(0);
+    expect(reasons.resumed).toBe(reasons.fresh);
+  });
+});
+
 describe('a warm server over tests that leave named pipes and sockets in their temporary directories', () => {
   const PIPES = `import os
 import socket

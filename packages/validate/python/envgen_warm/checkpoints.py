@@ -18,7 +18,7 @@ import pytest
 
 from envgen_warm import runs
 from envgen_warm.caches import _import_changed_plain
-from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _fresh_headroom, _kill_others, _wait_group
+from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _fresh_headroom, _high_socket, _kill_others, _wait_group
 from envgen_warm.startup import _COMPILED, _RAN, _SERVED
 from envgen_warm.swap import _Decline, _changed_codes, _function_index, _plan_code_swap, _qualname, _ran_before
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
@@ -673,8 +673,8 @@ def _collect(request, root, connection):
     scratch = tempfile.mkdtemp(prefix="envgen-collect-")
     vault = tempfile.mkdtemp(prefix="envgen-vault-")
     _COLLECTOR_DIRS.extend([scratch, vault])
-    control, control_theirs = socket.socketpair()
-    pairs = [socket.socketpair() for _ in nodeids]
+    control, control_theirs = (_high_socket(end) for end in socket.socketpair())
+    pairs = [tuple(_high_socket(end) for end in socket.socketpair()) for _ in nodeids]
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()

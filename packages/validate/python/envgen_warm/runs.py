@@ -5,12 +5,14 @@ import os
 import select
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import time
 
 import pytest
 
+import envgen_pytest
 from envgen_warm.caches import _import_changed_plain
 from envgen_warm.tracing import _SuiteTracer, _write_analysis
 
@@ -20,6 +22,13 @@ _OWN_PID_NAMESPACE = False
 
 
 _CHECKPOINTS = []
+
+
+def _high_socket(sock):
+    """``sock`` at a descriptor number of envgen's own, far above those pytest and the suite
+    get (see ``envgen_pytest.high_descriptor``): every run this server forks inherits it, and a
+    test that writes to or closes a descriptor by its number must not meet it."""
+    return socket.socket(fileno=envgen_pytest.high_descriptor(sock.detach()))
 
 
 class _Only:

@@ -8,7 +8,7 @@ import sys
 from envgen_warm import runs
 from envgen_warm.caches import _install_code_cache, _install_rewrite_cache, _install_statement_cache, _preload
 from envgen_warm.checkpoints import _collect, _run_collected, _stop_checkpoints
-from envgen_warm.runs import _kill_others, _run, _scratch_cleanup
+from envgen_warm.runs import _high_socket, _kill_others, _run, _scratch_cleanup
 from envgen_warm.startup import _note_startup
 
 
@@ -33,6 +33,7 @@ def main():
     os.rename(path + ".tmp", path)
     connection, _ = listener.accept()
     listener.close()
+    connection = _high_socket(connection)
     reader = connection.makefile("rb")
     for line in reader:
         if len(line) > _LINE_LIMIT:
