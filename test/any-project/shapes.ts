@@ -924,6 +924,49 @@ def test_script_adds_up(tmp_path):
 `,
     },
   },
+  'renamed-package-dir': {
+    about: "a package imported under another name than its directory's (setuptools' package-dir ivl = code; coherent.build's essential layout, whose repository root is the package): importable once installed, from the tests and the processes they start",
+    installed: true,
+    mustHold: ['tests/test_child.py::test_child_imports_it'],
+    files: {
+      'pyproject.toml': `${IVL_PYPROJECT}
+[tool.setuptools]
+packages = ["ivl"]
+
+[tool.setuptools.package-dir]
+ivl = "code"
+`,
+      'code/__init__.py': LIB,
+      'code/extra.py': `from ivl import total
+
+
+def mean(values):
+    if not values:
+        return 0
+    return total(values) / len(values)
+`,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_extra.py': `from ivl.extra import mean
+
+
+def test_mean():
+    assert mean([1, 2, 3, 6]) == 3
+
+
+def test_mean_empty():
+    assert mean([]) == 0
+`,
+      'tests/test_child.py': `import subprocess
+import sys
+
+
+def test_child_imports_it(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "from ivl.extra import mean; print(mean([2, 4]))"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "3.0\\n"
+`,
+    },
+  },
   'setup-py-package-dir': {
     about: "a package in a directory only setup.py's package_dir names (PyYAML's lib/yaml), whose name Debian also installs: without that directory on the path its tests pass on Debian's copy and run none of the tree's code",
     installed: true,

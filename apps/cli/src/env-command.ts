@@ -71,7 +71,7 @@ export async function resolveProfile(worktree: string, repo: ResolvedRepo, setti
   if (fromConfig) {
     overrides.push(validateProfileOverrides(fromConfig, `${settings.configFile ?? 'config'} profiles["${repo.owner}/${repo.name}"]`));
   }
-  return detectProfile(worktree, { aptPackages: repo.aptPackages, overrides, submodules: repo.submodules });
+  return detectProfile(worktree, { aptPackages: repo.aptPackages, overrides, submodules: repo.submodules, repoName: repo.name });
 }
 
 async function countEntities(worktree: string, files: readonly string[]): Promise<EnvReport['entities']> {

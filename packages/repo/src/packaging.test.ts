@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { git } from './git-test-helpers.fixture.js';
-import { gitVersion, installedMetadataStep, packageRoots, readPackaging, versionTuple } from './packaging.js';
+import { gitVersion, installedMetadataStep, packageRoots, readPackaging, renamedPackages, versionTuple } from './packaging.js';
 import { deriveProfile, detectProfile } from './profile.js';
 
 const roots: string[] = [];
@@ -245,3 +245,48 @@ describe('packageRoots', () => {
   });
 });
 
+
+describe('renamedPackages', () => {
+  const pyproject = (text: string) => [{ path: 'pyproject.toml', text }];
+
+  it("finds packages whose directory has another name: setuptools' renaming package_dir, coherent.build's root package", () => {
+    expect(renamedPackages(['lib/__init__.py'], pyproject('[tool.setuptools.package-dir]\npkg = "lib"\n'))).toEqual([{ name: 'pkg', dir: 'lib', from: 'setuptools package_dir pkg = lib' }]);
+    expect(renamedPackages(['lib/__init__.py'], [{ path: 'setup.cfg', text: '[options]\npackage_dir =\n    pkg = lib\n' }]).map((found) => found.name)).toEqual(['pkg']);
+    expect(renamedPackages(['lib/__init__.py'], [], "setup(package_dir={'pkg': 'lib'})").map((found) => found.dir)).toEqual(['lib']);
+    // The root package (jaraco/tempora), named as the repository.
+    expect(renamedPackages(['__init__.py', 'schedule.py'], pyproject("[build-system]\nrequires = ['coherent.build']\nbuild-backend = 'coherent.build'\n"), null, 'tempora')).toEqual([
+      { name: 'tempora', dir: '', from: "coherent.build's essential layout (the repository root is the package, named as the repository)" },
+    ]);
+    // Directories named as the package, or not packages, are no renaming.
+    expect(renamedPackages(['src/pkg/__init__.py', 'lib/x.py'], pyproject('[tool.setuptools.package-dir]\n"" = "src"\npkg = "src/pkg"\nother = "lib"\n'))).toEqual([]);
+    expect(renamedPackages(['schedule.py'], pyproject("[build-system]\nbuild-backend = 'coherent.build'\n"), null, 'tempora')).toEqual([]);
+  });
+
+  it('makes each importable under its name from the tests, its modules and code at their paths in the tree', () => {
+    const root = mkdtempSync(join(tmpdir(), 'envgen-renamed-'));
+    roots.push(root);
+    const files: Record<string, string> = {
+      'pyproject.toml': "[build-system]\nrequires = ['coherent.build']\nbuild-backend = 'coherent.build'\n",
+      '__init__.py': 'from .schedule import every\n\nVALUE = every(2)\n',
+      'schedule.py': 'def every(n):\n    return n * 3\n',
+      'data.txt': 'read through importlib.resources\n',
+      'tests/test_schedule.py': 'from tempora import schedule\n\n\ndef test_every():\n    assert schedule.every(1) == 3\n',
+    };
+    for (const [path, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), content);
+    }
+    const profile = deriveProfile({ files: Object.keys(files), configFiles: pyproject(files['pyproject.toml'] ?? '') }, { repoName: 'tempora' });
+    expect(profile.env['PYTHONPATH']).toBe('.envgen-packages');
+    expect(profile.sourceFiles).toEqual(['__init__.py', 'schedule.py']);
+    execFileSync('bash', ['-c', profile.install.join('\n')], { cwd: root });
+    const check = [
+      'import importlib.resources, inspect, os, tempora, tempora.schedule',
+      'print(tempora.VALUE, os.path.relpath(tempora.__file__), os.path.relpath(tempora.schedule.__file__), os.path.relpath(inspect.getsourcefile(tempora.schedule.every)))',
+      'print(importlib.resources.files("tempora").joinpath("data.txt").read_text().strip())',
+    ].join('\n');
+    const ran = spawnSync('/usr/bin/python3', ['-W', 'error', '-c', check], { cwd: join(root, 'tests'), env: { ...process.env, PYTHONPATH: join(root, '.envgen-packages') }, encoding: 'utf8' });
+    expect(ran.stderr).toBe('');
+    expect(ran.stdout).toBe('6 ../__init__.py ../schedule.py ../schedule.py\nread through importlib.resources\n');
+  });
+});

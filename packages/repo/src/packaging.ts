@@ -352,11 +352,8 @@ export function packageRoots(configFiles: readonly { path: string; text: string 
     const clean = dir.trim().replace(/^\.\/+/, '').replace(/\/+$/, '');
     if (clean !== '' && clean !== '.' && !clean.startsWith('..') && !roots.includes(clean)) roots.push(clean);
   };
-  const addPackageDir = (mapping: Iterable<[string, unknown]>) => {
-    for (const [name, dir] of mapping) add(packageDirRoot(name, dir));
-  };
+  for (const [name, dir] of packageDirEntries(configFiles, setupScript)) add(packageDirRoot(name, dir));
   const pyproject = parsePyproject(configFiles.find((file) => file.path === 'pyproject.toml')?.text);
-  addPackageDir(Object.entries(table(dig(pyproject, 'tool', 'setuptools', 'package-dir')) ?? {}));
   const where = dig(pyproject, 'tool', 'setuptools', 'packages', 'find', 'where');
   for (const dir of Array.isArray(where) ? where : []) add(dir);
   const hatchPackages = dig(pyproject, 'tool', 'hatch', 'build', 'targets', 'wheel', 'packages');
@@ -368,17 +365,103 @@ export function packageRoots(configFiles: readonly { path: string; text: string 
   add(dig(pyproject, 'tool', 'pdm', 'build', 'package-dir'));
 
   const setupCfgText = configFiles.find((file) => file.path === 'setup.cfg')?.text;
-  if (setupCfgText !== undefined) {
-    const ini = parseIni(setupCfgText);
-    const lines = (ini.get('options')?.get('package_dir') ?? '').split('\n');
-    addPackageDir(lines.flatMap((line): [string, string][] => {
-      const match = /^\s*([\w.]*)\s*=\s*(\S+)\s*$/.exec(line);
-      return match ? [[match[1] ?? '', match[2] ?? '']] : [];
-    }));
-    add(ini.get('options.packages.find')?.get('where'));
-  }
-  if (setupScript != null) addPackageDir(setupPackageDir(setupScript));
+  if (setupCfgText !== undefined) add(parseIni(setupCfgText).get('options.packages.find')?.get('where'));
   return roots;
+}
+
+/**
+ * The `package_dir` entries of setuptools' config, name → directory (`''` for the root
+ * package's): pyproject.toml's `package-dir`, setup.cfg's `package_dir`, the literal of a
+ * `setup.py` call.
+ */
+function packageDirEntries(configFiles: readonly { path: string; text: string }[], setupScript?: string | null): [string, unknown][] {
+  const pyproject = parsePyproject(configFiles.find((file) => file.path === 'pyproject.toml')?.text);
+  const entries: [string, unknown][] = Object.entries(table(dig(pyproject, 'tool', 'setuptools', 'package-dir')) ?? {});
+  const setupCfgText = configFiles.find((file) => file.path === 'setup.cfg')?.text;
+  if (setupCfgText !== undefined) {
+    for (const line of (parseIni(setupCfgText).get('options')?.get('package_dir') ?? '').split('\n')) {
+      const match = /^\s*([\w.]*)\s*=\s*(\S+)\s*$/.exec(line);
+      if (match) entries.push([match[1] ?? '', match[2] ?? '']);
+    }
+  }
+  if (setupScript != null) entries.push(...setupPackageDir(setupScript));
+  return entries;
+}
+
+/** A package imported under a name its directory does not have (see {@link renamedPackages}). */
+export interface RenamedPackage {
+  /** The name the code imports (`pkg`, `jaraco.text`). */
+  name: string;
+  /** Its directory, relative to the project (`lib`; `` for the root). */
+  dir: string;
+  /** What maps the one to the other, for the profile's provenance. */
+  from: string;
+}
+
+/**
+ * The packages an install imports under a name their directory does not have, which no
+ * directory on the path gives: setuptools' `package_dir` entries that rename (`pkg = lib`),
+ * and coherent.build's essential layout, whose root is the package itself, named as the
+ * repository is (`jaraco/tempora`: `tempora`). Only directories holding an `__init__.py`.
+ */
+export function renamedPackages(files: readonly string[], configFiles: readonly { path: string; text: string }[], setupScript?: string | null, repoName?: string): RenamedPackage[] {
+  const found: RenamedPackage[] = [];
+  const isPackage = (dir: string) => files.includes(dir === '' ? '__init__.py' : `${dir}/__init__.py`);
+  for (const [name, dir] of packageDirEntries(configFiles, setupScript)) {
+    if (name === '' || typeof dir !== 'string' || !/^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/.test(name)) continue;
+    const clean = dir.trim().replace(/^\.\/+/, '').replace(/\/+$/, '').replace(/^\.$/, '');
+    if (clean.startsWith('..') || clean.endsWith(`/${name}`) || clean === name || packageDirRoot(name, clean) !== null || !isPackage(clean)) continue;
+    found.push({ name, dir: clean, from: `setuptools package_dir ${name} = ${dir}` });
+  }
+  const pyproject = parsePyproject(configFiles.find((file) => file.path === 'pyproject.toml')?.text);
+  const backend = dig(pyproject, 'build-system', 'build-backend');
+  if (backend === 'coherent.build' && repoName !== undefined && /^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/.test(repoName) && isPackage('')) {
+    found.push({ name: repoName, dir: '', from: "coherent.build's essential layout (the repository root is the package, named as the repository)" });
+  }
+  return found;
+}
+
+/**
+ * The directory of envgen's stand-ins for {@link renamedPackages} (repo-relative under
+ * `dir`, `` for the root), put on the tests' path: each a package of the name the code imports
+ * that runs the real directory's `__init__.py` and finds its submodules there.
+ */
+export const RENAMED_PACKAGES_DIR = '.envgen-packages';
+
+/**
+ * The install step that makes each renamed package importable as an editable install does
+ * (setuptools' editable finder maps the name to the directory): a stand-in package under
+ * {@link RENAMED_PACKAGES_DIR} whose `__path__`, `__file__` and loader are the real
+ * directory's, so every module and code object has the file it has in the tree, and
+ * `importlib.resources` reads the tree's files. `prefix` is the project's directory in the repo
+ * (`` or `libs/core/`).
+ */
+export function renamedPackagesStep(packages: readonly RenamedPackage[], prefix: string): string {
+  const lines = [`# envgen: ${packages.map((renamed) => `${renamed.name} from ${renamed.dir === '' ? 'the repository root' : `${renamed.dir}/`}`).join(', ')}, as \`pip install -e .\` imports ${packages.length === 1 ? 'it' : 'them'}`];
+  for (const renamed of packages) {
+    const standIn = `${prefix}${RENAMED_PACKAGES_DIR}/${renamed.name.replace(/\./g, '/')}`;
+    const up = standIn.split('/').length - (prefix === '' ? 0 : prefix.split('/').length - 1);
+    const target = [...Array(up).fill('..'), ...(renamed.dir === '' ? [] : [renamed.dir])].join('/');
+    const source = [
+      `# envgen: the package ${renamed.name} of ${renamed.dir === '' ? 'the repository root' : renamed.dir} (${renamed.from})`,
+      'import importlib.machinery as _machinery',
+      'import os as _os',
+      '',
+      `_dir = _os.path.normpath(_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), ${JSON.stringify(target)}))`,
+      '__file__ = _os.path.join(_dir, "__init__.py")',
+      '__path__[:] = [_dir]',
+      '__loader__ = __spec__.loader = _machinery.SourceFileLoader(__name__, __file__)',
+      '__spec__.origin = __file__',
+      '__cached__ = __spec__.cached = None',
+      'with open(__file__, "rb") as _source:',
+      '    _envgen_code = compile(_source.read(), __file__, "exec")',
+      'del _machinery, _os, _dir, _source',
+      'exec(_envgen_code)',
+      'del _envgen_code',
+    ].join('\n');
+    lines.push(`mkdir -p ${quoteShellWord(standIn)}`, `cat > ${quoteShellWord(`${standIn}/__init__.py`)} <<'ENVGEN_EOF'`, source, 'ENVGEN_EOF');
+  }
+  return lines.join('\n');
 }
 
 /**

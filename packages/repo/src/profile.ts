@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { EnvgenError, hashValue } from '@envgen/core';
 import { matchesAnyGlob } from './glob.js';
 import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
-import { installedMetadataStep, packageRoots, readPackaging, scriptsDir } from './packaging.js';
+import { RENAMED_PACKAGES_DIR, installedMetadataStep, packageRoots, readPackaging, renamedPackages, renamedPackagesStep, scriptsDir } from './packaging.js';
 import type { Packaging } from './packaging.js';
 import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { findDjangoSettings, isDjangoSettings, mayNameDjangoSettings } from './django.js';
@@ -23,8 +23,8 @@ export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 /** Default per-test limit: generous for real tests, finite for a test that hangs. */
 export const DEFAULT_TEST_TIMEOUT_MS = 2 * 60 * 1000;
 
-// Never part of the code under test, at any depth: VCS data, caches, virtualenvs, build output.
-const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv', 'venv', '.eggs', '__pycache__', 'node_modules', '.mypy_cache', '.pytest_cache', '.ruff_cache', 'build', 'dist', 'site-packages']);
+// Never part of the code under test, at any depth: VCS data, caches, virtualenvs, build output, envgen's stand-ins of renamed packages.
+const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv', 'venv', '.eggs', '__pycache__', 'node_modules', '.mypy_cache', '.pytest_cache', '.ruff_cache', 'build', 'dist', 'site-packages', RENAMED_PACKAGES_DIR]);
 // Top-level directories of documentation, examples and benchmarks: Python there is neither
 // library nor test (toolz's bench/test_*.py are benchmarks).
 const SKIPPED_TOP_DIRS = new Set(['docs', 'doc', 'examples', 'example', 'bench', 'benchmarks', 'benchmark']);
@@ -152,6 +152,8 @@ export interface DetectProfileOptions {
   overrides?: ProfileOverride[];
   /** The repo's git submodules checked out in the tree: another project's files, neither its sources nor its tests. */
   submodules?: ReadonlyArray<{ path: string; commit: string }>;
+  /** The repository's name (`tempora` of `jaraco/tempora`): the package of a layout that names it so (see `renamedPackages`). */
+  repoName?: string;
 }
 
 /** What {@link deriveProfile} reads: the tree's files and its pytest config files. */
@@ -335,13 +337,16 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   // A nested project's own directory stands where the repo root does for a root project (on
   // the path of \`python -m pytest\`), and the repo's other projects are installed beside it.
   const workspace = tree.workspaceRoots ?? [];
-  const searchPath = [...importRoots.map(inRepo), ...(project === undefined ? [] : [project.dir]), ...workspace];
+  // Packages imported under another name than their directory's: stand-ins of that name, made by an install step.
+  const renamed = renamedPackages(pythonFiles, tree.configFiles, tree.setupScript, options.repoName);
+  const searchPath = [...importRoots.map(inRepo), ...(renamed.length > 0 ? [inRepo(RENAMED_PACKAGES_DIR)] : []), ...(project === undefined ? [] : [project.dir]), ...workspace];
   if (searchPath.length > 0) {
     env['PYTHONPATH'] = searchPath.join(':');
     const others = workspace.length > 3 ? `${workspace.slice(0, 3).join(', ')} and ${workspace.length - 3} more` : workspace.join(', ');
     provenance['env.PYTHONPATH'] = [
       ...(srcPackage === undefined ? [] : [`src layout (${inRepo(srcPackage)})`]),
       ...(configuredRoots.length > 0 ? [`package directories of the packaging config (${configuredRoots.map(inRepo).join(', ')})`] : []),
+      ...(renamed.length > 0 ? [`stand-ins of the packages imported under another name than their directory's (${renamed.map((entry) => `${entry.name}: ${entry.from}`).join('; ')})`] : []),
       ...(project === undefined ? [] : ["the project's directory"]),
       ...(workspace.length > 0 ? [`the repo's other projects as a workspace installs them (${others})`] : []),
     ].join(' + ');
@@ -445,6 +450,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const metadataPrefix = metadataDir === '' ? '' : `${metadataDir}/`;
   const install = [
     ...(extensions.length > 0 ? [buildExtensionsStep(python, extensions, project?.dir ?? '')] : []),
+    ...(renamed.length > 0 ? [renamedPackagesStep(renamed, project === undefined ? '' : `${project.dir}/`)] : []),
     ...(packaging ? [installedMetadataStep(packaging, metadataPrefix, { python, importPaths: [...new Set([metadataDir, ...searchPath])] })] : []),
   ];
   const scripts = packaging ? scriptsDir(packaging, metadataPrefix) : null;
@@ -455,6 +461,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const installFrom = [
     ...(extensions.length > 0 ? [`compiled extensions of setup.py built in place (${extensions.length} C/C++/Cython source(s))`] : []),
     ...(tree.packaging ? [`installed metadata beside the package, version from ${tree.packaging.versionFrom}`] : []),
+    ...(renamed.length > 0 ? [`stand-ins in ${inRepo(RENAMED_PACKAGES_DIR)} of ${renamed.map((entry) => entry.name).join(', ')}, as an editable install maps each name to its directory`] : []),
   ];
   if (installFrom.length > 0) provenance['install'] = installFrom.join('; ');
   provenance['python'] = 'default';

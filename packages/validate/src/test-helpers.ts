@@ -42,7 +42,7 @@ export async function prepareCorpusProject(spec: string, logger: Logger = silent
   const worktree = await createWorktree(repo, { home: TEST_HOME });
   // The shipped profile files apply, as in `envgen inject` (e.g. toolz deselects its hanging test_fold).
   const overrides = await loadProfileOverrides(repo.owner, repo.name, { profilesDirs: [shippedProfilesDir()] });
-  const profile = await detectProfile(worktree.path, { aptPackages: repo.aptPackages, overrides, submodules: repo.submodules });
+  const profile = await detectProfile(worktree.path, { aptPackages: repo.aptPackages, overrides, submodules: repo.submodules, repoName: repo.name });
   const provider = createSandboxProvider('local', { logger });
   const baseline = await buildBaseline({ worktree: worktree.path, commit: repo.commit, profile, sandboxProvider: provider, home: TEST_HOME, logger });
   return { name: `${repo.owner}/${repo.name}`, worktree, profile, baseline, provider };
