@@ -106,6 +106,23 @@ describe('createProvenRunner', () => {
     expect(made.closed).toBe(true);
   });
 
+  it("runs the weakened tree cold where a test the weakening should hide still fails in the selection: the bundle's full run decides", async () => {
+    const { made, open } = coldRunner();
+    const selected = createProvenRunner({
+      clean,
+      bugFiles,
+      bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: [] },
+      weakenedFiles: new Set(['tests/test_b.py']),
+      judge: () => Promise.reject(new Error('no judge expected')),
+      // The weakened module carries the deselection, but imports only once other files were collected.
+      runSelected: async () => ({ ok: true, results: { 'tests/test_a.py::test_a': { outcome: 'failed', duration: 0 } } }),
+      openCold: open,
+    });
+    expect(await selected.run('with the bug and the weakening', [...bugFiles, { path: 'tests/test_b.py', before: 'x\n', after: '\n' }])).toMatchObject({ ok: true, seconds: 2, results: { 'tests/test_a.py::test_a': 'passed' } });
+    expect(made.runs).toEqual(['with the bug and the weakening']);
+    await selected.close();
+  });
+
   it('closes without a cold runner it never opened', async () => {
     const { made, open } = coldRunner();
     const unused = createProvenRunner({ clean, bugFiles, bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: [] }, weakenedFiles: new Set(), judge: () => Promise.reject(new Error('unused')), runSelected: () => Promise.reject(new Error('unused')), openCold: open });
