@@ -388,6 +388,9 @@ function packageDirEntries(configFiles: readonly { path: string; text: string }[
   return entries;
 }
 
+/** A Python package's dotted name (`pkg`, `jaraco.text`). */
+const DOTTED_NAME = /^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$/;
+
 /** A package imported under a name its directory does not have (see {@link renamedPackages}). */
 export interface RenamedPackage {
   /** The name the code imports (`pkg`, `jaraco.text`). */
@@ -408,14 +411,15 @@ export function renamedPackages(files: readonly string[], configFiles: readonly 
   const found: RenamedPackage[] = [];
   const isPackage = (dir: string) => files.includes(dir === '' ? '__init__.py' : `${dir}/__init__.py`);
   for (const [name, dir] of packageDirEntries(configFiles, setupScript)) {
-    if (name === '' || typeof dir !== 'string' || !/^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/.test(name)) continue;
+    if (typeof dir !== 'string' || !DOTTED_NAME.test(name)) continue;
     const clean = dir.trim().replace(/^\.\/+/, '').replace(/\/+$/, '').replace(/^\.$/, '');
-    if (clean.startsWith('..') || clean.endsWith(`/${name}`) || clean === name || packageDirRoot(name, clean) !== null || !isPackage(clean)) continue;
+    // Found on the path already: a directory named as the package at the root, or one whose parent packageRoots puts there (`src/pkg`).
+    if (clean.startsWith('..') || clean === name.replace(/\./g, '/') || packageDirRoot(name, clean) !== null || !isPackage(clean)) continue;
     found.push({ name, dir: clean, from: `setuptools package_dir ${name} = ${dir}` });
   }
   const pyproject = parsePyproject(configFiles.find((file) => file.path === 'pyproject.toml')?.text);
   const backend = dig(pyproject, 'build-system', 'build-backend');
-  if (backend === 'coherent.build' && repoName !== undefined && /^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/.test(repoName) && isPackage('')) {
+  if (backend === 'coherent.build' && repoName !== undefined && DOTTED_NAME.test(repoName) && isPackage('')) {
     found.push({ name: repoName, dir: '', from: "coherent.build's essential layout (the repository root is the package, named as the repository)" });
   }
   return found;
@@ -439,9 +443,10 @@ export const RENAMED_PACKAGES_DIR = '.envgen-packages';
 export function renamedPackagesStep(packages: readonly RenamedPackage[], prefix: string): string {
   const lines = [`# envgen: ${packages.map((renamed) => `${renamed.name} from ${renamed.dir === '' ? 'the repository root' : `${renamed.dir}/`}`).join(', ')}, as \`pip install -e .\` imports ${packages.length === 1 ? 'it' : 'them'}`];
   for (const renamed of packages) {
-    const standIn = `${prefix}${RENAMED_PACKAGES_DIR}/${renamed.name.replace(/\./g, '/')}`;
-    const up = standIn.split('/').length - (prefix === '' ? 0 : prefix.split('/').length - 1);
-    const target = [...Array(up).fill('..'), ...(renamed.dir === '' ? [] : [renamed.dir])].join('/');
+    const inProject = `${RENAMED_PACKAGES_DIR}/${renamed.name.replace(/\./g, '/')}`;
+    const standIn = `${prefix}${inProject}`;
+    // From the stand-in's directory up to the project's, then down to the package's own.
+    const target = [...inProject.split('/').map(() => '..'), ...(renamed.dir === '' ? [] : [renamed.dir])].join('/');
     const source = [
       `# envgen: the package ${renamed.name} of ${renamed.dir === '' ? 'the repository root' : renamed.dir} (${renamed.from})`,
       'import importlib.machinery as _machinery',
