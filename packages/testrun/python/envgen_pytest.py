@@ -28,6 +28,11 @@ the environment names a results file:
   the session: the run is a timeout whatever the later tests do. Such a test that goes on a
   second after its alarm (it caught the exception) ends the run there, results written, and
   a run that stopped at such a test exits without waiting for threads the test left running.
+  Such a test that spends its limit and the grace again in processor time without returning
+  to the interpreter (a built-in looping in C, ``sum(range(10**12))``, which never hears the
+  alarm) is ended by the kernel: SIGPROF, at its default action, from the process's profiling
+  timer, unless the suite uses that timer or signal itself. The run then has no results; the
+  running-test mark (``ENVGEN_RUNNING``) names the test, past its limit.
 - ``ENVGEN_NO_SHRINK=1``: Hypothesis stops at the first failing example it finds instead of
   shrinking it (read each time a property test starts). The test fails either way; only the
   example its report shows differs, and shrinking runs the test body hundreds of times more
@@ -89,6 +94,9 @@ _IMPORT_PATH_ENV = "ENVGEN_IMPORT_PATH"
 _MESSAGE_LIMIT = 500
 # Seconds a test with a limit of its own may go on after its alarm before the run ends.
 _ABANDON_GRACE = 1.0
+# Processor seconds such a test may use past its limit and the grace before the kernel ends
+# the run (see ``_Watchdog``): the alarm and the grace come first in wall time.
+_WATCHDOG_MARGIN = 2 * _ABANDON_GRACE
 _PLUGIN_NAME = "envgen-recorder"
 # A run stopped at a test past its own limit ends at pytest_unconfigure (see there). A warm
 # server ends its forked runs itself, once they have written what they analysed: it turns
@@ -642,6 +650,31 @@ class _Alarm:
         raise TestTimeout("envgen: test exceeded its %.1f s limit" % self.seconds)
 
 
+class _Watchdog:
+    """The process's profiling timer (ITIMER_PROF, processor time) for a test with a limit of its
+    own: SIGPROF at its default action ends the process, from the kernel, where the test runs on
+    in code that never returns to the interpreter, so neither the alarm's exception nor the
+    grace after it can stop it. Left alone where the suite has a SIGPROF handler of its own or
+    the timer runs (a sampling profiler)."""
+
+    def __init__(self):
+        self.armed = False
+
+    def arm(self, seconds):
+        if not hasattr(signal, "ITIMER_PROF") or signal.getsignal(signal.SIGPROF) != signal.SIG_DFL:
+            return
+        if signal.getitimer(signal.ITIMER_PROF) != (0.0, 0.0):
+            return
+        signal.setitimer(signal.ITIMER_PROF, seconds + _ABANDON_GRACE + _WATCHDOG_MARGIN)
+        self.armed = True
+
+    def disarm(self):
+        # A test that took SIGPROF for a handler of its own keeps what it set.
+        if self.armed and signal.getsignal(signal.SIGPROF) == signal.SIG_DFL:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        self.armed = False
+
+
 class _TimeoutPlugin:
     """Times tests for pytest-timeout's signal method through envgen's alarm (see
     ``_Alarm``); its thread method, and tests envgen does not time, are left to it."""
@@ -697,6 +730,7 @@ class _Recorder:
         self.test_limits = _test_limits() if self.test_timeout is not None else {}
         # The running test's alarm (see start_timer).
         self.alarm = None
+        self.watchdog = _Watchdog()
         self.tracer = None
         self.line_recorder = None
         lines_path = os.environ.get(_LINES_ENV)
@@ -736,8 +770,11 @@ class _Recorder:
     def start_timer(self, nodeid):
         if self.test_timeout is None:
             return
-        self.alarm = _Alarm(self, nodeid, self.test_limits.get(nodeid, self.test_timeout), nodeid in self.test_limits)
+        own = nodeid in self.test_limits
+        self.alarm = _Alarm(self, nodeid, self.test_limits.get(nodeid, self.test_timeout), own)
         self.alarm.arm()
+        if own:
+            self.watchdog.arm(self.alarm.seconds)
 
     def ends_session(self, nodeid):
         """Whether the run stops here: a test with its own limit ran past it."""
@@ -770,6 +807,7 @@ class _Recorder:
         if self.alarm is None:
             return
         self.alarm = None
+        self.watchdog.disarm()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
 

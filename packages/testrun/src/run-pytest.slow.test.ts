@@ -400,6 +400,27 @@ describe('runPytest in the local sandbox', () => {
     });
   });
 
+  describe('a test past its own limit in code that never returns to the interpreter (a built-in looping in C)', () => {
+    const looping = { 'tests/test_loop.py': 'def test_loop():\n    assert sum(range(10 ** 12)) > 0\n\n\ndef test_after():\n    pass\n' };
+    const limits = { 'tests/test_loop.py::test_loop': 1, 'tests/test_loop.py::test_after': 1 };
+
+    it("is ended by the plugin's watchdog at its limit and a grace in processor time: a timeout in that test, not the run's limit", async () => {
+      // Before, the alarm went unheard and the run went on to its own limit (here 60 s).
+      const run = await runFixture(looping, fixtureProfile(), { timeoutMs: 60_000, testLimits: limits });
+      expect(run).toMatchObject({ status: 'timeout', watchdog: true, results: {}, stoppedIn: { nodeId: 'tests/test_loop.py::test_loop' } });
+      expect(run.seconds).toBeLessThan(30);
+    });
+
+    it("leaves the profiling timer to a suite that runs it with a SIGPROF handler of its own (a sampling profiler)", async () => {
+      const profiled = {
+        'tests/conftest.py': 'import signal\n\nsignal.signal(signal.SIGPROF, lambda *args: None)\nsignal.setitimer(signal.ITIMER_PROF, 0.5, 0.5)\n',
+        'tests/test_profiled.py': 'import signal\n\n\ndef test_timer_is_the_suites():\n    assert signal.getitimer(signal.ITIMER_PROF)[1] == 0.5\n',
+      };
+      const run = await runFixture(profiled, fixtureProfile(), { testLimits: { 'tests/test_profiled.py::test_timer_is_the_suites': 1 } });
+      expect(run.results['tests/test_profiled.py::test_timer_is_the_suites']?.outcome).toBe('passed');
+    });
+  });
+
   describe("a project that times its tests with pytest-timeout (Debian's python3-pytest-timeout, its signal method)", () => {
     const hanging = (timeout: number) => ({
       'pytest.ini': `[pytest]\ntimeout = ${timeout}\n`,

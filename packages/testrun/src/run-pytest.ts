@@ -327,7 +327,11 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
   }
   const running = parsed === null ? await readRunningTest(join(target.outDir, runningName)) : undefined;
   await rm(join(target.outDir, runningName), { force: true });
-  const status = statusOf(exec, parsed !== null, softMs);
+  // A run that ended without results in a test past its own limit: the plugin's watchdog (or
+  // anything else) ended a test the alarm could not stop, a timeout as the alarm's would be.
+  const ownLimit = running === undefined ? undefined : options.testLimits?.[running.nodeId];
+  const watchdog = ownLimit !== undefined && running !== undefined && running.seconds >= ownLimit && exec.status !== 'memory' && exec.status !== 'processes';
+  const status = watchdog ? 'timeout' : statusOf(exec, parsed !== null, softMs);
   const run: PytestRun = {
     results: parsed?.results ?? {},
     collectionErrors: parsed?.collectionErrors ?? [],
@@ -337,6 +341,7 @@ export async function runPytest(target: PytestSandbox, profile: Profile, options
     output: outputTail(exec),
   };
   if (exec.status === 'memory' || exec.status === 'processes') run.limitHit = exec.status;
+  if (watchdog) run.watchdog = true;
   const stoppedIn = parsed?.stoppedIn ?? running;
   if (stoppedIn !== undefined) run.stoppedIn = stoppedIn;
   if (coverage) {

@@ -36,6 +36,12 @@ export interface TestRun {
   status: 'completed' | 'timeout' | 'crashed' | 'interrupted' | 'stopped';
   /** The sandbox limit that stopped an `interrupted` run, when one did. */
   limitHit?: 'memory' | 'processes';
+  /**
+   * A `timeout` the plugin's watchdog ended: a test with a limit of its own ran past it in code
+   * that never returned to the interpreter (a built-in looping in C), so the run has no
+   * results; the kernel ended it at the limit and a grace in processor time.
+   */
+  watchdog?: true;
   exitCode: number | null;
   seconds: number;
   /** Tail of pytest's own output, for error messages. */

@@ -613,6 +613,10 @@ def countdown(n):
     while n > 0:
         n = n - 1
     return n
+
+
+def total(n):
+    return sum(range(n))
 `;
 
 /** Tests a bug makes hang where envgen's per-test alarm cannot stop them. */
@@ -630,11 +634,15 @@ def test_count_in_thread():
     results = queue.Queue()
     threading.Thread(target=lambda: results.put(calc.countdown(3))).start()
     assert results.get() == 0
+
+
+def test_total():
+    assert calc.total(4) == 6
 `;
 
 describe('a bug that makes a test hang past its limit where the alarm cannot stop it', () => {
   // The tests that run the mutated functions get 1 s of their own; the run 20 s.
-  const own = ['tests/test_hangs.py::test_retried', 'tests/test_hangs.py::test_count_in_thread'];
+  const own = ['tests/test_hangs.py::test_retried', 'tests/test_hangs.py::test_count_in_thread', 'tests/test_hangs.py::test_total'];
   const limits = { timeoutMs: 20_000, testTimeoutMs: 20_000, perTestSeconds: Object.fromEntries(own.map((id) => [id, 1])) };
   const context = fixtureValidator({}, { 'pkg/calc.py': CALC_WITH_RETRY, 'tests/test_hangs.py': HANGING_TESTS }, limits);
   const hang = (name: string, from: string, to: string): ValidationInput => {
@@ -645,6 +653,8 @@ describe('a bug that makes a test hang past its limit where the alarm cannot sto
   it.each([
     ['a retry loop swallows the alarm', hang('swallowed', 'return text[0]', 'return text[9]')],
     ['a thread the test started spins on after it', hang('thread', 'n = n - 1', 'n = n - 0')],
+    // sum() over a range loops in C and never hears the alarm: the plugin's watchdog ends it.
+    ['a built-in loops in C without returning to the interpreter', hang('builtin', 'sum(range(n))', 'sum(range(n * 10 ** 12))')],
   ])('is a timeout at the test limit, not the run limit, on both paths: %s', async (_, input) => {
     const started = performance.now();
     const reference = await context.reference(input);

@@ -1,7 +1,7 @@
 import { volatileIds } from '@envgen/core';
 import type { Verdict } from '@envgen/core';
 import type { Profile } from '@envgen/repo';
-import type { Baseline, TestResult, TestRun } from '@envgen/testrun';
+import type { Baseline, PytestRun, TestResult, TestRun } from '@envgen/testrun';
 
 const MIN_SUITE_TIMEOUT_MS = 60_000;
 const SUITE_TIMEOUT_FACTOR = 10;
@@ -139,7 +139,7 @@ export function judgeResults(stable: readonly string[], results: Readonly<Record
  * project's own code stopped (a conftest the bug breaks at import) is judged by its results:
  * every test it did not run fails.
  */
-export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'seconds' | 'output'>): Verdict | null {
+export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'watchdog' | 'seconds' | 'output'> & Pick<PytestRun, 'stoppedIn'>): Verdict | null {
   const { status, seconds, output } = run;
   if (run.limitHit !== undefined) {
     const limit = run.limitHit === 'memory' ? 'memory limit' : 'limit on processes and threads alive at once';
@@ -150,6 +150,10 @@ export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'seco
     case 'stopped':
       return null;
     case 'timeout':
+      if (run.watchdog === true) {
+        const test = run.stoppedIn === undefined ? 'a test' : run.stoppedIn.nodeId;
+        return { kind: 'rejected', reason: 'timeout', detail: `${test} ran past the per-test limit in code that never returned to the interpreter; the run was ended after ${seconds.toFixed(1)} s` };
+      }
       return { kind: 'rejected', reason: 'timeout', detail: `the run passed its limit (${seconds.toFixed(1)} s)` };
     case 'crashed':
     case 'interrupted':
@@ -162,7 +166,7 @@ export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'seco
  * stopped at its limit makes it `timeout` first: such a run ends there on purpose. Tests the
  * run names otherwise than the baseline (parameter ids made from the time) are in neither set.
  */
-export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'limitHit' | 'results' | 'seconds' | 'output'>): Verdict {
+export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'limitHit' | 'watchdog' | 'results' | 'seconds' | 'output'> & Pick<PytestRun, 'stoppedIn'>): Verdict {
   const stable = stableIn(baseline, run.results);
   if (stable.some((nodeId) => run.results[nodeId]?.timedOut === true)) return judgeResults(stable, run.results);
   return verdictOfStatus(run) ?? judgeResults(stable, run.results);

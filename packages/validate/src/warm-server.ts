@@ -44,7 +44,7 @@ export interface SuiteAnalysis {
 }
 
 /** One run in a forked child. */
-export interface WarmRun extends Pick<TestRun, 'status' | 'limitHit' | 'seconds' | 'output'> {
+export interface WarmRun extends Pick<TestRun, 'status' | 'limitHit' | 'watchdog' | 'seconds' | 'output'> {
   results: Record<string, TestResult>;
   analysis?: SuiteAnalysis;
   /**
@@ -513,6 +513,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
       };
       const limitHit = limitHitOf(answer);
       if (limitHit !== undefined) run.limitHit = limitHit;
+      if (answer['watchdog'] === true) run.watchdog = true;
       const analysis = analysisText === null ? null : parseAnalysis(analysisText);
       if (analysis !== null) run.analysis = analysis;
       if (answer['precollected'] === true && typeof answer['checkpoint'] === 'number') run.checkpoint = answer['checkpoint'];

@@ -27,7 +27,8 @@ Unix socket in a read-write mount and answers JSON lines, one request at a time:
   "analysis": path-or-null, "per_test": bool}`` forks a child that runs ``pytest.main(args)`` with ``env``
   added to its environment, stdout/stderr to ``log``, in its own process group and its own
   temporary directory; answers ``{"status": "exited"|"timeout"|"signaled", "code": int|null,
-  "seconds": float}``, with ``"limit": "memory"|"processes"`` when the sandbox's memory limit
+  "seconds": float}`` (a ``timeout`` with ``"watchdog": true`` where the plugin's watchdog ended a
+  test past its own limit that never returned to the interpreter), with ``"limit": "memory"|"processes"`` when the sandbox's memory limit
   killed a process of the run or its process limit refused one a fork. With ``analysis``, the child also writes there
   ``{"modules": [...], "outside": {relpath: [co_firstlineno, ...]}, "coverage": {nodeid:
   {relpath: [...]}}, "spawning": [nodeid, ...]}``: the modules imported from outside the

@@ -128,6 +128,10 @@ def _wait(pid, timeout):
         return {"status": "timeout", "code": None, "seconds": seconds}
     if os.WIFEXITED(status):
         return {"status": "exited", "code": os.WEXITSTATUS(status), "seconds": seconds}
+    if os.WTERMSIG(status) == signal.SIGPROF:
+        # The plugin's watchdog: a test ran past its own limit without returning to the
+        # interpreter (see envgen_pytest._Watchdog), a timeout as the alarm's would be.
+        return {"status": "timeout", "code": None, "seconds": seconds, "watchdog": True}
     return {"status": "signaled", "code": None, "signal": os.WTERMSIG(status), "seconds": seconds}
 
 
