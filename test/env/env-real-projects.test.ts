@@ -1,11 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '@envgen/config';
 import { silentLogger } from '@envgen/core';
 import { createProgress, runEnv } from '@envgen/cli';
-import { CORPUS_HOME } from '../support/corpus.js';
+import { CORPUS_HOME, markCorpusWhole, markCorpusWriting } from '../support/corpus.js';
 
 const settings = resolveConfig({ env: { ENVGEN_HOME: CORPUS_HOME }, cwd: CORPUS_HOME });
 const quiet = createProgress({ quiet: true });
+
+// Other suites copy the corpus home's downloads only while no suite writes them.
+beforeAll(markCorpusWriting);
+afterAll(markCorpusWhole);
 
 // Real projects from shared/corpus.md, with what their clean suites must show here.
 const PROJECTS = [
