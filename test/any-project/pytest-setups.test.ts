@@ -56,7 +56,7 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
       const profile = await resolveProfile(worktree.path, resolved, settings);
       const baseline = await buildBaseline({ worktree: worktree.path, commit: resolved.commit, profile, sandboxProvider: provider, home });
       const clean = Object.fromEntries(Object.entries(baseline.results).map(([id, result]) => [id, result.outcome]));
-      const plain = plainPytest(repo, { install: shape.installed === true, ...(shape.project === undefined ? {} : { project: shape.project }), ...(shape.plainArgs === undefined ? {} : { args: shape.plainArgs }) });
+      const plain = plainPytest(repo, { install: shape.installed === true, ...(shape.plainPrepare === undefined ? {} : { prepare: shape.plainPrepare }), ...(shape.project === undefined ? {} : { project: shape.project }), ...(shape.plainArgs === undefined ? {} : { args: shape.plainArgs }) });
       const renamed = volatileIds(Object.keys(clean), Object.keys(plain));
       expect(renamed.size > 0).toBe(shape.renamesIds === true);
       const named = (outcomes: Record<string, string>) => Object.fromEntries(Object.entries(outcomes).filter(([id]) => !renamed.has(id)));

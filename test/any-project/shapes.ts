@@ -119,6 +119,8 @@ export interface Shape {
   releaseTag?: string;
   /** Plain pytest runs it as its developers do, after \`pip install -e .\` (see plainPytest). */
   installed?: boolean;
+  /** What its developers run before that install (see plainPytest's `prepare`). */
+  plainPrepare?: string[];
   /** The directory of the project in the repo its developers run pytest in (a monorepo's package). */
   project?: string;
   /** Options plain pytest needs on this machine beyond the project's own (see each shape). */
@@ -128,6 +130,20 @@ export interface Shape {
   /** No candidate breaks every test (the package's code that ran at import is left as it is). */
   keepsImport?: boolean;
 }
+
+/** A setup.py that compiles ivl/_native.c into `ivl._native`, and the package that imports it. */
+const NATIVE_SETUP = `from setuptools import Extension, setup
+
+setup(name="ivl", version="0.4.0", packages=["ivl"], ext_modules=[Extension("ivl._native", ["ivl/_native.c"])])
+`;
+const NATIVE_INIT = `${LIB}
+
+from ivl._native import midpoint
+
+
+def centre(interval):
+    return midpoint(interval.lo, interval.hi)
+`;
 
 export const SHAPES: Record<string, Shape> = {
   'decorators-at-import': {
@@ -1373,10 +1389,7 @@ def test_clamps():
     about: 'a package whose tests import a compiled extension its setup.py builds (bitarray, cytoolz), absent from a checkout',
     installed: true,
     files: {
-      'setup.py': `from setuptools import Extension, setup
-
-setup(name="ivl", version="0.4.0", packages=["ivl"], ext_modules=[Extension("ivl._native", ["ivl/_native.c"])])
-`,
+      'setup.py': NATIVE_SETUP,
       'ivl/_native.c': `#define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -1391,14 +1404,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, 
 
 PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
 `,
-      'ivl/__init__.py': `${LIB}
-
-from ivl._native import midpoint
-
-
-def centre(interval):
-    return midpoint(interval.lo, interval.hi)
-`,
+      'ivl/__init__.py': NATIVE_INIT,
       'tests/test_ivl.py': `${LIB_TESTS}
 
 from ivl import centre
@@ -1409,6 +1415,34 @@ def test_centre():
 `,
     },
     mustHold: ['tests/test_ivl.py::test_centre', 'tests/test_ivl.py::test_width'],
+  },
+  'cython-generated-source': {
+    about: "a package whose setup.py compiles a C file Cython generates from the .pyx beside it, which the checkout lacks (a make target makes it: aio-libs' yarl, frozenlist)",
+    installed: true,
+    plainPrepare: ['/usr/bin/python3', '-m', 'cython', '-3', '-o', 'ivl/_native.c', 'ivl/_native.pyx'],
+    files: {
+      'setup.py': NATIVE_SETUP,
+      'Makefile': 'ivl/_native.c: ivl/_native.pyx\n\tcython3 -3 -o $@ $<\n',
+      'ivl/_native.pyx': `def midpoint(long lo, long hi):
+    return lo + (hi - lo) // 2
+`,
+      'ivl/__init__.py': NATIVE_INIT,
+      'tests/test_ivl.py': `${LIB_TESTS}
+
+from ivl import centre
+from ivl._native import midpoint
+
+
+def test_centre():
+    assert centre(Interval(2, 8)) == 5
+
+
+def test_midpoint():
+    assert midpoint(-4, 0) == -2
+`,
+    },
+    // Before, setuptools was given ivl/_native.c, which no checkout holds: no test collected.
+    mustHold: ['tests/test_ivl.py::test_centre', 'tests/test_ivl.py::test_midpoint', 'tests/test_ivl.py::test_width'],
   },
   'pytest-dependency': {
     about: 'a package pytest itself imports when it starts (iniconfig), first on the path as the project under test',

@@ -41,6 +41,8 @@ export interface PlainPytestOptions {
    * build backend (no dependencies, no index, no build isolation) into a prefix of its own.
    */
   install?: boolean;
+  /** A command its developers run before installing (a make target that generates sources: `cython3 …`), argv. */
+  prepare?: readonly string[];
   /** The directory of a project nested in the repo (\`libs/core\`): pytest runs (and pip installs) there. */
   project?: string;
   /** Directories of the repo first on PATH (where an install put the project's scripts). */
@@ -71,6 +73,11 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
     writeFileSync(log, '');
     const path = (options.path ?? []).map((dir) => join(copy, dir));
     let installed: string | undefined;
+    if (options.prepare !== undefined) {
+      const [command = '', ...args] = options.prepare;
+      const prepared = spawnSync(command, args, { cwd, encoding: 'utf8' });
+      if (prepared.status !== 0) throw new Error(`${options.prepare.join(' ')} failed in ${repo}:\n${prepared.stderr}`);
+    }
     if (options.install) {
       const prefix = join(scratch, 'prefix');
       const pip = spawnSync('/usr/bin/python3', ['-m', 'pip', 'install', '--quiet', '--no-deps', '--no-index', '--no-build-isolation', '--prefix', prefix, '-e', '.'], { cwd, encoding: 'utf8' });

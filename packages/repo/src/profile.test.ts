@@ -64,6 +64,21 @@ describe('deriveProfile', () => {
     expect(deriveProfile(listing(files)).install).toEqual([]);
   });
 
+  it("has Cython make the generated C sources setup.py names and the checkout lacks, before the build (yarl, frozenlist)", () => {
+    const files = ['setup.py', 'Makefile', 'pkg/__init__.py', 'pkg/_speed.pyx', 'pkg/_speed.pxd', 'pkg/_plus.pyx', 'pkg/_kept.pyx', 'pkg/_kept.c', 'tests/test_speed.py'];
+    const script = 'from setuptools import setup, Extension\nsetup(ext_modules=[Extension("pkg._speed", ["pkg/_speed.c"]), Extension("pkg._plus", ["pkg/_plus.cpp"]), Extension("pkg._kept", ["pkg/_kept.c"])])\n';
+    const profile = deriveProfile({ ...listing(files), setupScript: script });
+    // Before, setuptools was given pkg/_speed.c, which no checkout holds: the build failed and tests that import it did not collect.
+    expect(profile.install[0]?.split('\n')[1]).toMatch(
+      /^\/usr\/bin\/python3 -m cython -3 -I pkg -o pkg\/_speed\.c pkg\/_speed\.pyx && \/usr\/bin\/python3 -m cython -3 --cplus -I pkg -o pkg\/_plus\.cpp pkg\/_plus\.pyx && \/usr\/bin\/python3 setup\.py build_ext --inplace \|\| echo /,
+    );
+    expect(profile.aptPackages).toContain('cython3');
+    expect(profile.provenance['install']).toContain('Cython makes pkg/_speed.c, pkg/_plus.cpp, which setup.py names and the checkout lacks');
+    // A setup.py that cythonizes the .pyx itself, or names it, needs no step of envgen's.
+    const cythonized = deriveProfile({ ...listing(files), setupScript: 'from setuptools import setup\nfrom Cython.Build import cythonize\nsetup(ext_modules=cythonize(["pkg/_speed.pyx"]))\n' });
+    expect(cythonized.install[0]).not.toContain('-m cython');
+  });
+
   it('sets PYTHONPATH=src for a src layout and takes single-file suites', () => {
     const profile = deriveProfile(listing(['src/text_unidecode/__init__.py', 'test_unidecode.py']));
     expect(profile.env).toEqual({ PYTHONHASHSEED: '0', PYTHONPATH: 'src' });

@@ -223,20 +223,57 @@ function extensionSources(tree: TreeListing, testGlobs: readonly string[]): stri
   const sources = tree.files.filter(
     (file) => EXTENSION_SOURCE.test(file) && !isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/')))) && !matchesAnyGlob(file.replace(EXTENSION_SOURCE, '.py'), testGlobs),
   );
-  // Those setup.py names, when it names them (else it finds them itself, by a glob or a walk).
-  const named = sources.filter((file) => script.includes(file) || script.includes(basenameOf(file)));
+  // Those setup.py names, when it names them (else it finds them itself, by a glob or a walk);
+  // a Cython source counts as named where setup.py names the C or C++ file it makes.
+  const namedAs = (file: string) => (file.endsWith('.pyx') ? [file, ...['.c', '.cpp'].map((ext) => file.slice(0, -'.pyx'.length) + ext)] : [file]);
+  const named = sources.filter((source) => namedAs(source).some((file) => namesFile(script, file)));
   return named.length > 0 ? named : sources;
+}
+
+/** Whether setup.py names `file`, by its path or its name, as a whole word (`_speed.c` is not in `_speed.cpp`). */
+function namesFile(script: string, file: string): boolean {
+  const name = basenameOf(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\w.-])${name}(?![\\w.])`).test(script);
+}
+
+/** A C or C++ source setup.py names that the checkout lacks, and the Cython source beside it that makes it. */
+interface GeneratedSource {
+  pyx: string;
+  output: string;
+}
+
+/**
+ * The extension sources setup.py names as generated C or C++ (`Extension("pkg._speed",
+ * ["pkg/_speed.c"])`) that the checkout does not hold, made from the `.pyx` beside them by the
+ * project's own make target or release script (aio-libs' yarl and frozenlist): setuptools
+ * compiles what it is given and only `cythonize()` would make them.
+ */
+function generatedSources(tree: TreeListing, sources: readonly string[]): GeneratedSource[] {
+  const script = tree.setupScript ?? '';
+  const files = new Set(tree.files);
+  return sources.flatMap((pyx) => {
+    if (!pyx.endsWith('.pyx')) return [];
+    const stem = pyx.slice(0, -'.pyx'.length);
+    const output = ['.c', '.cpp'].map((ext) => stem + ext).find((file) => namesFile(script, file));
+    return output === undefined || files.has(output) ? [] : [{ pyx, output }];
+  });
 }
 
 /**
  * The install step that builds a project's compiled extensions in place, as `pip install -e .`
- * builds them: `setup.py build_ext --inplace`. A build that fails (no compiler, headers
- * missing) says so and lets the tests run: a pure-Python fallback then runs where the project
- * has one, and a test that needs the extension fails to import it, as it would for the user.
+ * builds them: `setup.py build_ext --inplace`, after Cython has made the generated sources
+ * setup.py names and the checkout lacks (see {@link generatedSources}), as the project's make
+ * target does. A build that fails (no compiler, headers missing) says so and lets the tests
+ * run: a pure-Python fallback then runs where the project has one, and a test that needs the
+ * extension fails to import it, as it would for the user.
  */
-function buildExtensionsStep(python: string, sources: readonly string[], dir: string): string {
+function buildExtensionsStep(python: string, sources: readonly string[], generated: readonly GeneratedSource[], dir: string): string {
   const named = sources.slice(0, 3).join(', ') + (sources.length > 3 ? `, ${sources.length - 3} more` : '');
-  const build = `${quoteShellWord(python)} setup.py build_ext --inplace`;
+  const cython = generated.map(({ pyx, output }) => {
+    const include = pyx.includes('/') ? ` -I ${quoteShellWord(pyx.slice(0, pyx.lastIndexOf('/')))}` : '';
+    return `${quoteShellWord(python)} -m cython -3${output.endsWith('.cpp') ? ' --cplus' : ''}${include} -o ${quoteShellWord(output)} ${quoteShellWord(pyx)} && `;
+  });
+  const build = `${cython.join('')}${quoteShellWord(python)} setup.py build_ext --inplace`;
   return [
     `# envgen: the compiled extensions ${dir === '' ? '' : `${dir}/`}setup.py builds, built in place as \`pip install -e .\` builds them (${named})`,
     `${dir === '' ? build : `(cd ${quoteShellWord(dir)} && ${build})`} || echo 'envgen: building the compiled extensions failed (output above); tests that import them will fail' >&2`,
@@ -431,7 +468,9 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const djangoPackages = django === undefined ? [] : ['python3-django', 'python3-pytest-django'];
 
   const python = override.python ?? DEFAULT_PYTHON;
-  const extensions = extensionSources(tree, testGlobs).map(inRepo);
+  const projectExtensions = extensionSources(tree, testGlobs);
+  const extensions = projectExtensions.map(inRepo);
+  const generated = generatedSources(tree, projectExtensions);
   // What building them takes: a compiler, Python's headers, setuptools, and Cython for .pyx sources.
   const buildPackages = extensions.length === 0 ? [] : ['gcc', 'g++', 'python3-dev', 'python3-setuptools', ...(extensions.some((file) => file.endsWith('.pyx')) ? ['cython3'] : [])];
   const fromDebian = (options.aptPackages?.length ?? 0) > 0;
@@ -449,7 +488,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const metadataDir = importRoots[0] === undefined ? inRepo('') : inRepo(importRoots[0]);
   const metadataPrefix = metadataDir === '' ? '' : `${metadataDir}/`;
   const install = [
-    ...(extensions.length > 0 ? [buildExtensionsStep(python, extensions, project?.dir ?? '')] : []),
+    ...(extensions.length > 0 ? [buildExtensionsStep(python, extensions, generated, project?.dir ?? '')] : []),
     ...(renamed.length > 0 ? [renamedPackagesStep(renamed, project === undefined ? '' : `${project.dir}/`)] : []),
     ...(packaging ? [installedMetadataStep(packaging, metadataPrefix, { python, importPaths: [...new Set([metadataDir, ...searchPath])] })] : []),
   ];
@@ -459,7 +498,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     provenance['env.ENVGEN_SCRIPTS'] = `the console scripts the tests run (${packaging?.scriptsRun.join(', ') ?? ''}), made by the install step, first on PATH as in an environment it is installed in`;
   }
   const installFrom = [
-    ...(extensions.length > 0 ? [`compiled extensions of setup.py built in place (${extensions.length} C/C++/Cython source(s))`] : []),
+    ...(extensions.length > 0 ? [`compiled extensions of setup.py built in place (${extensions.length} C/C++/Cython source(s)${generated.length > 0 ? `; Cython makes ${generated.map(({ output }) => inRepo(output)).join(', ')}, which setup.py names and the checkout lacks` : ''})`] : []),
     ...(tree.packaging ? [`installed metadata beside the package, version from ${tree.packaging.versionFrom}`] : []),
     ...(renamed.length > 0 ? [`stand-ins in ${inRepo(RENAMED_PACKAGES_DIR)} of ${renamed.map((entry) => entry.name).join(', ')}, as an editable install maps each name to its directory`] : []),
   ];
