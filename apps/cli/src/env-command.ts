@@ -21,7 +21,7 @@ import type { Baseline, CollectionError, FailureGroup, ImportedElsewhere, Result
 import { findMissingPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import { stablePassing } from '@envgen/validate';
-import { cannotUse, ranNoCode, ranNoTreeCode } from './format-env.js';
+import { cannotUse, installCommand, machineCause, ranNoCode, ranNoTreeCode } from './format-env.js';
 import type { Progress } from './progress.js';
 
 /** Options of `envgen env`. */
@@ -183,7 +183,8 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
 /** Why no bug can be proved in a repo none of whose tests passed (stably) on its clean tree, and where to look. */
 function unusableRepo(repo: ResolvedRepo, baseline: Baseline, settings: Settings): EnvgenError {
   const [first] = baseline.collectionErrors;
-  const collection = first === undefined ? '' : ` (${baseline.collectionErrors.length} test file(s) did not collect; ${first.nodeid}: ${first.message.split('\n')[0] ?? ''})`;
+  const message = first?.message.split('\n')[0] ?? '';
+  const collection = first === undefined ? '' : ` (${baseline.collectionErrors.length} test file(s) did not collect; ${first.nodeid}: ${message}${machineCause(message, installCommand(settings.sandbox))})`;
   const notes = repo.notes.map((note) => `; ${note}`).join('');
   return new EnvgenError(
     ERROR_CODES.noPythonTests,

@@ -19,6 +19,15 @@ describe("envgen env's report", () => {
     shown.profile.testArgs = ['-o', 'python_files=test_*.py *_test.py tests.py', 'tests'];
     expect(formatEnvReport(shown)).toContain("/usr/bin/python3 -m pytest -o 'python_files=test_*.py *_test.py tests.py' tests\n");
   });
+
+  it('says what the machine lacks for a test file that does not collect, as for a failing test (wireservice/agate: a tests package that sets a locale)', () => {
+    const collectionErrors = [{ nodeid: 'tests/test_agate.py', message: 'locale.Error: unsupported locale setting' }];
+    const failing = [{ reason: 'locale.Error: unsupported locale setting', count: 2, example: 'tests/test_x.py::test_a' }];
+    const text = formatEnvReport(report({ failed: 2 }, { collectionErrors, failing }));
+    // Before, only the failing row said it; a suite whose tests package sets the locale fails to collect instead.
+    expect(text).toContain('collection  tests/test_agate.py: locale.Error: unsupported locale setting: a locale this machine has not generated: apt-get install -y locales-all');
+    expect(text).toContain('2 × locale.Error: unsupported locale setting (tests/test_x.py::test_a, …): a locale this machine has not generated: apt-get install -y locales-all');
+  });
 });
 
 describe("envgen env's verdict", () => {

@@ -37,11 +37,25 @@ const MACHINE_CAUSES: ReadonlyArray<{ pattern: RegExp; fix: (install: string) =>
   },
 ];
 
+/**
+ * What the machine lacks for a test that failed, or a test file that did not collect, with
+ * `message` (its exception line), and how to get it (`: a locale this machine has not
+ * generated: apt-get install -y locales-all`), or '' when the message names no such cause.
+ */
+export function machineCause(message: string, install: string): string {
+  const cause = MACHINE_CAUSES.find(({ pattern }) => pattern.test(message));
+  return cause === undefined ? '' : `: ${cause.fix(install)}`;
+}
+
+/** How the packages a row names are installed where the tests run. */
+export function installCommand(sandbox: string): string {
+  return sandbox === 'docker' ? 'docker/build-base-image.sh' : 'apt-get install -y';
+}
+
 function failingRows(report: EnvReport, install: string): Array<[string, string]> {
   const rows = report.failing.slice(0, FAILURE_GROUPS_SHOWN).map((group): [string, string] => {
-    const cause = MACHINE_CAUSES.find(({ pattern }) => pattern.test(group.reason));
     const example = group.count === 1 ? group.example : `${group.example}, …`;
-    return ['failing', `${group.count} × ${group.reason} (${example})${cause === undefined ? '' : `: ${cause.fix(install)}`}`];
+    return ['failing', `${group.count} × ${group.reason} (${example})${machineCause(group.reason, install)}`];
   });
   const rest = report.failing.slice(FAILURE_GROUPS_SHOWN);
   if (rest.length > 0) rows.push(['', `${rest.reduce((sum, group) => sum + group.count, 0)} more, for ${rest.length} other reason(s) (--json lists them)`]);
@@ -61,8 +75,11 @@ export function formatEnvReport(report: EnvReport): string {
     ['suite', report.suiteSeconds.map((seconds) => `${seconds.toFixed(2)} s`).join(' / ') + (report.fromCache ? ' (cached baseline)' : '')],
     ['coverage', `${coverage.coveredFunctions} / ${coverage.allFunctions} functions covered by passing tests (${percent(coverage.coveredFunctions, coverage.allFunctions)})`],
   ];
-  const install = report.sandbox === 'docker' ? 'docker/build-base-image.sh' : 'apt-get install -y';
-  for (const error of report.collectionErrors) rows.push(['collection', `${error.nodeid}: ${error.message.split('\n')[0] ?? ''}`]);
+  const install = installCommand(report.sandbox);
+  for (const error of report.collectionErrors) {
+    const message = error.message.split('\n')[0] ?? '';
+    rows.push(['collection', `${error.nodeid}: ${message}${machineCause(message, install)}`]);
+  }
   rows.push(...failingRows(report, install));
   for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
   for (const nodeId of report.untraced.slice(0, 10)) rows.push(['untraced', `${nodeId} (runs a profiler of its own: every candidate runs from before it)`]);
