@@ -8,6 +8,11 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: conditions } },
   test: {
+    // Two test files at a time, whatever the core count (vitest's default is one fewer than the
+    // cores: one on a 2-core CI machine). Most slow tests wait on pytest in a sandbox, so two
+    // overlap well: the whole suite in 12 minutes on 2 cores instead of 25. Suites that share
+    // a download cache read it only once it is whole (test/support/corpus.ts).
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
