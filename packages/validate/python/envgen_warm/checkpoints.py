@@ -3,6 +3,7 @@ its way, what each checkpoint must prove before it serves runs, and the server's
 talking to them."""
 
 import fcntl
+import gc
 import json
 import os
 import select
@@ -137,6 +138,8 @@ class _Collector:
         # Files open at this checkpoint that each child opens anew (``_reopenable``).
         self.reopen = []
         self.forked = set()
+        # Whether the suite had the cyclic collector on when this checkpoint was taken.
+        self.collecting = True
         self.channel = None
         self.reader = None
         self.copy = None
@@ -313,6 +316,20 @@ class _Collector:
         return frozenset(id(entry.code) for entry in stats if not isinstance(entry.code, str) and self._inside(entry.code.co_filename) is not None)
 
     def _checkpoint(self, index):
+        # A checkpoint serves the state its files were read in: from that reading on, neither
+        # envgen's work here (the tree delta, the scratch copy) nor the checkpoint's own between
+        # runs (plans, compiles) may let the cyclic collector finalize the suite's unreachable
+        # objects, whose finalizers close what a child is to find open (sqlite-utils' dropped
+        # connections and their database files). Each child collects as the run would.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._take_checkpoint(index, collecting)
+        finally:
+            if collecting and self.role != "checkpoint":
+                gc.enable()
+
+    def _take_checkpoint(self, index, collecting):
         if index == 0:
             self.ran_before = self._ran_so_far()
         why = self._unshareable()
@@ -340,6 +357,7 @@ class _Collector:
         if pid == 0:
             self.role = "checkpoint"
             self.index = index
+            self.collecting = collecting
             if self.tracer is not None:
                 self.tracer.silence()
             self.channel = self.channels[index]
@@ -506,7 +524,7 @@ class _Collector:
                 return
             answer = _wait_group(pid, float(request["timeout"]))
             if answer.get("code") == _EXIT_DECLINED:
-                answer = {"declined": "the child could not take the checkpoint over"}
+                answer = {"declined": "the child could not take the checkpoint over (%s)" % _last_line(request["log"])}
             self._send(answer)
 
     def _enter_child(self, request, swaps):
@@ -515,11 +533,16 @@ class _Collector:
             os.setpgid(0, 0)
             self.reader.close()
             self.channel.close()
+            if self.collecting:
+                gc.enable()
             for fd, path, flags, offset, inheritable in self.reopen:
                 opened = os.open(path, flags)
                 os.lseek(opened, offset, os.SEEK_SET)
-                os.dup2(opened, fd, inheritable=inheritable)
-                os.close(opened)
+                if opened != fd:
+                    os.dup2(opened, fd, inheritable=inheritable)
+                    os.close(opened)
+                else:
+                    os.set_inheritable(fd, inheritable)
             config = self.session.config
             log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             targets = {1, 2}
@@ -559,9 +582,24 @@ class _Collector:
         except BaseException:  # noqa: BLE001 - the server runs the request the ordinary way
             import traceback
 
-            traceback.print_exc()
-            sys.stderr.flush()
+            # To the run's log, which may not be open yet: the checkpoint says why from there.
+            try:
+                with open(request["log"], "a", encoding="utf-8") as log:
+                    traceback.print_exc(file=log)
+            except OSError:
+                traceback.print_exc()
+                sys.stderr.flush()
             os._exit(_EXIT_DECLINED)
+
+
+def _last_line(path):
+    """The last line of a declined child's log: the exception it could not take a checkpoint over with."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as log:
+            lines = [line.strip() for line in log.read()[-4096:].splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    return lines[-1][:300] if lines else "no reason given"
 
 
 def _collector_main(control, channels, request, root, scratch, vault):
