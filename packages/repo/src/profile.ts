@@ -225,8 +225,7 @@ function extensionSources(tree: TreeListing, testGlobs: readonly string[]): stri
   );
   // Those setup.py names, when it names them (else it finds them itself, by a glob or a walk);
   // a Cython source counts as named where setup.py names the C or C++ file it makes.
-  const namedAs = (file: string) => (file.endsWith('.pyx') ? [file, ...['.c', '.cpp'].map((ext) => file.slice(0, -'.pyx'.length) + ext)] : [file]);
-  const named = sources.filter((source) => namedAs(source).some((file) => namesFile(script, file)));
+  const named = sources.filter((source) => namesFile(script, source) || cythonOutput(script, source) !== undefined);
   return named.length > 0 ? named : sources;
 }
 
@@ -249,14 +248,18 @@ interface GeneratedSource {
  * compiles what it is given and only `cythonize()` would make them.
  */
 function generatedSources(tree: TreeListing, sources: readonly string[]): GeneratedSource[] {
-  const script = tree.setupScript ?? '';
   const files = new Set(tree.files);
   return sources.flatMap((pyx) => {
-    if (!pyx.endsWith('.pyx')) return [];
-    const stem = pyx.slice(0, -'.pyx'.length);
-    const output = ['.c', '.cpp'].map((ext) => stem + ext).find((file) => namesFile(script, file));
+    const output = cythonOutput(tree.setupScript ?? '', pyx);
     return output === undefined || files.has(output) ? [] : [{ pyx, output }];
   });
+}
+
+/** The C or C++ file setup.py names that Cython makes from the `.pyx` source `file`, if it names one. */
+function cythonOutput(script: string, file: string): string | undefined {
+  if (!file.endsWith('.pyx')) return undefined;
+  const stem = file.slice(0, -'.pyx'.length);
+  return ['.c', '.cpp'].map((ext) => stem + ext).find((output) => namesFile(script, output));
 }
 
 /**

@@ -138,7 +138,7 @@ class _Collector:
         # Files open at this checkpoint that each child opens anew (``_reopenable``).
         self.reopen = []
         self.forked = set()
-        # Whether the suite had the cyclic collector on when this checkpoint was taken.
+        # Whether the suite had the cyclic collector on when the latest checkpoint was taken.
         self.collecting = True
         self.channel = None
         self.reader = None
@@ -321,15 +321,15 @@ class _Collector:
         # runs (plans, compiles) may let the cyclic collector finalize the suite's unreachable
         # objects, whose finalizers close what a child is to find open (sqlite-utils' dropped
         # connections and their database files). Each child collects as the run would.
-        collecting = gc.isenabled()
+        self.collecting = gc.isenabled()
         gc.disable()
         try:
-            self._take_checkpoint(index, collecting)
+            self._take_checkpoint(index)
         finally:
-            if collecting and self.role != "checkpoint":
+            if self.collecting and self.role == "runner":
                 gc.enable()
 
-    def _take_checkpoint(self, index, collecting):
+    def _take_checkpoint(self, index):
         if index == 0:
             self.ran_before = self._ran_so_far()
         why = self._unshareable()
@@ -357,7 +357,6 @@ class _Collector:
         if pid == 0:
             self.role = "checkpoint"
             self.index = index
-            self.collecting = collecting
             if self.tracer is not None:
                 self.tracer.silence()
             self.channel = self.channels[index]
@@ -533,16 +532,11 @@ class _Collector:
             os.setpgid(0, 0)
             self.reader.close()
             self.channel.close()
-            if self.collecting:
-                gc.enable()
             for fd, path, flags, offset, inheritable in self.reopen:
                 opened = os.open(path, flags)
                 os.lseek(opened, offset, os.SEEK_SET)
-                if opened != fd:
-                    os.dup2(opened, fd, inheritable=inheritable)
-                    os.close(opened)
-                else:
-                    os.set_inheritable(fd, inheritable)
+                os.dup2(opened, fd, inheritable=inheritable)
+                os.close(opened)
             config = self.session.config
             log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             targets = {1, 2}
@@ -579,6 +573,9 @@ class _Collector:
             for rel in request.get("changed") or []:
                 for key in (os.path.join(self.root, rel), os.path.realpath(os.path.join(self.root, rel))):
                     linecache.cache.pop(key, None)
+            # The run's own collector, once it holds what the checkpoint held open.
+            if self.collecting:
+                gc.enable()
         except BaseException:  # noqa: BLE001 - the server runs the request the ordinary way
             import traceback
 
