@@ -1556,6 +1556,29 @@ def test_fuzz_total():
       '.github/workflows/tests.yml': 'on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - uses: actions/checkout@v4\n    - run: python -m pip install pytest\n    - name: Test with pytest\n      run: |\n        cd tests/ && python -m pytest -q\n',
     },
   },
+  'runner-skips-benchmarks': {
+    about: "a suite with pytest-benchmark benchmarks its CI leaves out of a test run through a variable of the workflow (hgrecco/pint: `pytest $TEST_OPTS`, TEST_OPTS holding `--benchmark-skip`)",
+    // Plain pytest as its developers run it: `pytest --benchmark-skip`.
+    plainArgs: ['--benchmark-skip'],
+    mustHold: ['tests/test_ivl.py::test_total'],
+    failingSomewhere: 'tests/test_ivl.py::',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_bench.py': `from ivl import Interval, total
+
+
+def test_total_speed(benchmark):
+    assert benchmark(total, range(200)) == 19900
+
+
+def test_width_speed(benchmark):
+    assert benchmark(Interval(2, 7).width) == 5
+`,
+      'requirements-test.txt': 'pytest\npytest-benchmark\n',
+      '.github/workflows/ci.yml': 'on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      TEST_OPTS: "-rfsxEX -s --benchmark-skip"\n    steps:\n    - uses: actions/checkout@v4\n    - run: python -m pip install -r requirements-test.txt\n    - name: Run tests\n      run: |\n        pytest $TEST_OPTS\n',
+    },
+  },
   'hanging-mutants': {
     about: 'a 0.1 s suite where natural mutants loop forever: limits must follow clean durations',
     files: {

@@ -49,6 +49,21 @@ describe('deriveProfile', () => {
     expect(deriveProfile({ ...listing(files), runnerTestPaths: { paths: ['jmespath'], from: ['tox.ini: pytest jmespath'] } }).testArgs).toEqual(['extra', 'tests']);
   });
 
+  it("leaves benchmarks out of the tests' runs as the project's runner or addopts do, where pytest-benchmark is among the packages (before, every benchmark ran for timed rounds)", () => {
+    const files = ['pint/registry.py', 'pint/testsuite/test_registry.py', 'pint/testsuite/benchmarks/test_10_registry.py'];
+    const runnerOptions = { options: ['--benchmark-skip'], from: ['.github/workflows/ci.yml: pytest -rfsxEX -s --benchmark-skip'] };
+    const declared = { packages: ['python3-pytest-benchmark', 'python3-pytest-subtests'], unpackaged: [], sources: ['pyproject.toml [project.optional-dependencies] testbase'] };
+    const profile = deriveProfile({ ...listing(files), runnerOptions, declared });
+    expect(profile.testArgs).toEqual(['--benchmark-skip', 'pint']);
+    expect(profile.provenance['testArgs.runner']).toBe("--benchmark-skip, as the project's runner gives pytest (.github/workflows/ci.yml: pytest -rfsxEX -s --benchmark-skip)");
+    // Without the plugin the option is a usage error: not given, as before.
+    expect(deriveProfile({ ...listing(files), runnerOptions }).testArgs).toEqual(['pint']);
+    // A config's addopts choosing one keeps it where the plugin is there, and drops it where it is not.
+    const config = { path: 'setup.cfg', text: '[tool:pytest]\naddopts = --benchmark-skip --benchmark-autosave -ra\n' };
+    expect(deriveProfile({ ...listing(files, [config]), runnerOptions, declared }).testArgs).toEqual(['-o', 'addopts=--benchmark-skip -ra', 'pint']);
+    expect(deriveProfile({ ...listing(files, [config]), runnerOptions }).testArgs).toEqual(['-o', 'addopts=-ra', 'pint']);
+  });
+
   it('builds the compiled extensions setup.py declares in place, with what building them takes', () => {
     const files = ['setup.py', 'bits/__init__.py', 'bits/_bits.c', 'bits/_fast.pyx', 'bits/test_bits.py', 'devel/bench.c'];
     const script = 'from setuptools import setup, Extension\nsetup(ext_modules=[Extension("bits._bits", ["bits/_bits.c"]), Extension("bits._fast", ["bits/_fast.pyx"])])\n';

@@ -5,10 +5,10 @@ import { matchesAnyGlob } from './glob.js';
 import type { ProfileOverride, ProfileOverrideValues } from './profile-overrides.js';
 import { RENAMED_PACKAGES_DIR, installedMetadataStep, packageRoots, readPackaging, renamedPackages, renamedPackagesStep, scriptsDir } from './packaging.js';
 import type { Packaging } from './packaging.js';
-import { filterAddopts, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
+import { filterAddopts, selectingOptionPlugin, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { findDjangoSettings, isDjangoSettings, mayNameDjangoSettings } from './django.js';
-import { findRunnerTestPaths, mayNameTestPaths } from './runner-paths.js';
-import type { RunnerTestPaths } from './runner-paths.js';
+import { findRunnerOptions, findRunnerTestPaths, mayNameTestPaths } from './runner-paths.js';
+import type { RunnerOptions, RunnerTestPaths } from './runner-paths.js';
 import { moduleFile } from './module-file.js';
 import { findUnittestModules } from './unittest-modules.js';
 import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
@@ -199,6 +199,11 @@ export interface TreeListing {
    * `findRunnerTestPaths`): the selection when no pytest config chooses the tests.
    */
   runnerTestPaths?: RunnerTestPaths;
+  /**
+   * The options the project's CI, tox.ini or Makefile give pytest to leave its benchmarks out
+   * of a run of its tests (see `findRunnerOptions`).
+   */
+  runnerOptions?: RunnerOptions;
 }
 
 /** A Python project in a subdirectory of the repo. */
@@ -392,10 +397,33 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     ].join(' + ');
   }
 
+  const djangoPackages = tree.djangoSettings === undefined ? [] : ['python3-django', 'python3-pytest-django'];
+
+  const python = override.python ?? DEFAULT_PYTHON;
+  const projectExtensions = extensionSources(tree, testGlobs);
+  const extensions = projectExtensions.map(inRepo);
+  const generated = generatedSources(tree, projectExtensions);
+  // What building them takes: a compiler, Python's headers, setuptools, and Cython for .pyx sources.
+  const buildPackages = extensions.length === 0 ? [] : ['gcc', 'g++', 'python3-dev', 'python3-setuptools', ...(extensions.some((file) => file.endsWith('.pyx')) ? ['cython3'] : [])];
+  const fromDebian = (options.aptPackages?.length ?? 0) > 0;
+  const declared = fromDebian || tree.declared === 'unmapped' ? null : (tree.declared ?? null);
+  const aptPackages = [...new Set([...(options.aptPackages ?? []), ...(declared?.packages ?? []), ...buildPackages, ...djangoPackages, 'python3-pytest'])].sort();
+  if (fromDebian) provenance['aptPackages'] = 'Debian Build-Depends (build tooling dropped) + python3-pytest';
+  else if (declared !== null) {
+    const unpackaged = declared.unpackaged.length > 0 ? `; not packaged in Debian: ${declared.unpackaged.join(' ')}` : '';
+    provenance['aptPackages'] = `declared dependencies (${declared.sources.join(', ')}) by dh-python's map${unpackaged} + python3-pytest`;
+  } else if (tree.declared === 'unmapped') provenance['aptPackages'] = "default (python3-pytest); the declared dependencies are not mapped to Debian packages: dh-python's map is missing (apt-get install dh-python)";
+  else provenance['aptPackages'] = 'default (python3-pytest)';
+  if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
+  if (djangoPackages.length > 0) provenance['aptPackages'] += ` + Django and pytest-django, which run a Django runner's suite under pytest`;
+  const packages = override.aptPackages ?? aptPackages;
+  // Plugins the tests run with: their options in the project's addopts or runner are given.
+  const withPlugins = new Set(packages.filter((name) => name.startsWith('python3-pytest-')));
+
   const testArgs: string[] = [];
   if (settings && settings.addopts.length && !override.testArgs) {
     const isProjectModule = (name: string): boolean => moduleFile(tree.files, importRoots, name) !== undefined;
-    const { kept, dropped, ini } = filterAddopts(settings.addopts, isProjectModule);
+    const { kept, dropped, ini } = filterAddopts(settings.addopts, isProjectModule, withPlugins);
     if (dropped.length) {
       testArgs.push('-o', `addopts=${joinShellWords(kept)}`, ...ini.flatMap((value) => ['-o', value]));
       provenance['testArgs.addopts'] = `addopts from ${settings.source} without plugin options: ${dropped.join(' ')}${ini.length > 0 ? ` (given as ${ini.map((value) => `-o ${value}`).join(' ')}, which only warns without the plugin)` : ''}`;
@@ -408,6 +436,15 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     // as --strict-config is dropped; no warning a test raises is affected.
     testArgs.push('-W', 'ignore::pytest.PytestConfigWarning');
     provenance['testArgs.W'] = `${settings.source} turns warnings into errors: pytest's start-up config warnings (unknown keys of plugins the machine has older or lacks) are ignored`;
+  }
+  // How the project's runner leaves its benchmarks out of a test run (pint's CI: `pytest
+  // $TEST_OPTS`, TEST_OPTS holding `--benchmark-skip`), where their plugin is among the
+  // packages and the config's addopts choose no such option themselves.
+  const fromRunner = (tree.runnerOptions?.options ?? []).filter((option) => withPlugins.has(selectingOptionPlugin(option) ?? ''));
+  if (fromRunner.length > 0 && !override.testArgs && !(settings?.addopts ?? []).some((word) => selectingOptionPlugin(word) !== undefined)) {
+    testArgs.push(...fromRunner);
+    const from = tree.runnerOptions?.from ?? [];
+    provenance['testArgs.runner'] = `${fromRunner.join(' ')}, as the project's runner gives pytest (${from.slice(0, 2).join('; ')}${from.length > 2 ? '; ...' : ''})`;
   }
   const cleanEntry = (entry: string): string => entry.replace(/^\.\//, '').replace(/\/$/, '');
   const existing = (entry: string): boolean => {
@@ -468,25 +505,6 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     env['DJANGO_SETTINGS_MODULE'] = django.module;
     provenance['env.DJANGO_SETTINGS_MODULE'] = `a Django app whose tests Django's runner runs with the settings ${inRepo(django.from)} names: pytest-django runs them with the same`;
   }
-  const djangoPackages = django === undefined ? [] : ['python3-django', 'python3-pytest-django'];
-
-  const python = override.python ?? DEFAULT_PYTHON;
-  const projectExtensions = extensionSources(tree, testGlobs);
-  const extensions = projectExtensions.map(inRepo);
-  const generated = generatedSources(tree, projectExtensions);
-  // What building them takes: a compiler, Python's headers, setuptools, and Cython for .pyx sources.
-  const buildPackages = extensions.length === 0 ? [] : ['gcc', 'g++', 'python3-dev', 'python3-setuptools', ...(extensions.some((file) => file.endsWith('.pyx')) ? ['cython3'] : [])];
-  const fromDebian = (options.aptPackages?.length ?? 0) > 0;
-  const declared = fromDebian || tree.declared === 'unmapped' ? null : (tree.declared ?? null);
-  const aptPackages = [...new Set([...(options.aptPackages ?? []), ...(declared?.packages ?? []), ...buildPackages, ...djangoPackages, 'python3-pytest'])].sort();
-  if (fromDebian) provenance['aptPackages'] = 'Debian Build-Depends (build tooling dropped) + python3-pytest';
-  else if (declared !== null) {
-    const unpackaged = declared.unpackaged.length > 0 ? `; not packaged in Debian: ${declared.unpackaged.join(' ')}` : '';
-    provenance['aptPackages'] = `declared dependencies (${declared.sources.join(', ')}) by dh-python's map${unpackaged} + python3-pytest`;
-  } else if (tree.declared === 'unmapped') provenance['aptPackages'] = "default (python3-pytest); the declared dependencies are not mapped to Debian packages: dh-python's map is missing (apt-get install dh-python)";
-  else provenance['aptPackages'] = 'default (python3-pytest)';
-  if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
-  if (djangoPackages.length > 0) provenance['aptPackages'] += ` + Django and pytest-django, which run a Django runner's suite under pytest`;
   const packaging = tree.packaging && tree.packaging.versionFile !== null ? { ...tree.packaging, versionFile: { ...tree.packaging.versionFile, path: inRepo(tree.packaging.versionFile.path) } } : tree.packaging;
   const metadataDir = importRoots[0] === undefined ? inRepo('') : inRepo(importRoots[0]);
   const metadataPrefix = metadataDir === '' ? '' : `${metadataDir}/`;
@@ -513,7 +531,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const profile: Profile = {
     python,
     env: { ...env, ...override.env },
-    aptPackages: override.aptPackages ?? aptPackages,
+    aptPackages: packages,
     install: override.install ?? install,
     testArgs: override.testArgs ?? testArgs,
     testGlobs,
@@ -609,6 +627,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   for (const file of projectFiles.filter((path) => mayNameDjangoSettings(path) || mayNameTestPaths(path))) runnerTexts.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
   const readBy = (picks: (file: string) => boolean): Map<string, string> => new Map([...runnerTexts].filter(([file]) => picks(file)));
   const runnerTestPaths = findRunnerTestPaths(readBy(mayNameTestPaths), projectFiles);
+  const runnerOptions = findRunnerOptions(readBy(mayNameTestPaths), projectFiles);
   let djangoSettings: TreeListing['djangoSettings'];
   for (const named of findDjangoSettings(readBy(mayNameDjangoSettings), configFiles.map((file) => file.text), projectFiles, ['src'])) {
     if (isDjangoSettings(await readFile(join(root, named.file), 'utf8').catch(() => ''))) {
@@ -645,6 +664,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     ...(unittestModules.length > 0 ? { unittestModules } : {}),
     ...(djangoSettings === undefined ? {} : { djangoSettings }),
     ...(runnerTestPaths === null ? {} : { runnerTestPaths }),
+    ...(runnerOptions === null ? {} : { runnerOptions }),
   };
   if (choice.dir !== '') {
     if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;

@@ -157,6 +157,22 @@ const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
 ];
 
 /**
+ * Plugin options that choose what a run of the tests runs, by the Debian package of their
+ * plugin: given where that package is among those the tests run with. pytest-benchmark's
+ * `--benchmark-skip` (no benchmark runs) and `--benchmark-disable` (each runs once, untimed),
+ * without which every benchmark runs its code for rounds timed to last a second or more.
+ */
+const SELECTING_OPTIONS: ReadonlyMap<string, string> = new Map([
+  ['--benchmark-skip', 'python3-pytest-benchmark'],
+  ['--benchmark-disable', 'python3-pytest-benchmark'],
+]);
+
+/** The Debian package of the plugin that reads a test-selecting option (see {@link SELECTING_OPTIONS}), if it is one. */
+export function selectingOptionPlugin(option: string): string | undefined {
+  return SELECTING_OPTIONS.get(option);
+}
+
+/**
  * Options of plugins that also read an ini key: a usage error without the plugin, while the
  * key given as `-o key=value` on the command line only warns then, and does the same with it.
  */
@@ -176,9 +192,10 @@ const BUILTIN_PLUGINS: ReadonlySet<string> = new Set([
  * which fail or slow runs when the plugin is absent; options a plugin also reads as an ini key
  * (`--asyncio-mode=auto`) come back as that key's value (`ini`: `asyncio_mode=auto`) for `-o`. `-p no:<plugin>`, pytest's own plugins
  * and plugins that are modules of the project (`isProjectModule`, e.g. `tests.plugin`) are
- * kept: the suite needs them to run as it does under plain pytest.
+ * kept: the suite needs them to run as it does under plain pytest, and so are the options that
+ * choose what runs (`--benchmark-skip`) where their plugin's Debian package is in `plugins`.
  */
-export function filterAddopts(addopts: string[], isProjectModule: (name: string) => boolean = () => false): { kept: string[]; dropped: string[]; ini: string[] } {
+export function filterAddopts(addopts: string[], isProjectModule: (name: string) => boolean = () => false, plugins: ReadonlySet<string> = new Set()): { kept: string[]; dropped: string[]; ini: string[] } {
   const kept: string[] = [];
   const dropped: string[] = [];
   const ini: string[] = [];
@@ -200,7 +217,7 @@ export function filterAddopts(addopts: string[], isProjectModule: (name: string)
       ini.push(`${key}=${value}`);
       continue;
     }
-    const match = PLUGIN_OPTIONS.find(([pattern]) => pattern.test(word));
+    const match = plugins.has(SELECTING_OPTIONS.get(word) ?? '') ? undefined : PLUGIN_OPTIONS.find(([pattern]) => pattern.test(word));
     if (match === undefined) {
       kept.push(word);
       continue;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findRunnerTestPaths, mayNameTestPaths } from './runner-paths.js';
+import { findRunnerOptions, findRunnerTestPaths, mayNameTestPaths } from './runner-paths.js';
 
 const FILES = ['jmespath/lexer.py', 'tests/test_lexer.py', 'tests/unit/test_a.py', 'tests/functional/test_b.py', 'extra/test_hypothesis.py', 'test_top.py'];
 
@@ -28,6 +28,15 @@ describe('findRunnerTestPaths', () => {
     expect(find({ '.github/workflows/a.yml': `${named}      run: pytest ../elsewhere\n` })).toBeNull();
   });
 
+  it("puts in the variables a runner file defines: a workflow's env, a Makefile's, tox's setenv", () => {
+    const make = 'UNIT := tests/unit\nFUNCTIONAL = tests/functional\ntest:\n\tpytest $(UNIT) ${FUNCTIONAL}\n';
+    expect(find({ Makefile: make })?.paths).toEqual(['tests/functional', 'tests/unit']);
+    const workflow = 'env:\n  SUITE: "tests/unit"\njobs:\n  a:\n    steps:\n      - run: python -m pytest ${{ env.SUITE }}\n';
+    expect(find({ '.github/workflows/a.yml': workflow })).toEqual({ paths: ['tests/unit'], from: ['.github/workflows/a.yml: python -m pytest tests/unit'] });
+    // A command's prefix is no definition; an undefined variable still reads as no path.
+    expect(find({ Makefile: 'test:\n\tPYTHONPATH=. pytest tests/unit\n\tpytest $$PYTHONPATH\n' })).toBeNull();
+  });
+
   it('skips commands that only install or mention pytest, and comments', () => {
     const workflow = 'run: |\n  python -m pip install pytest pytest-cov\n  # pytest extra\n  echo pytest\n  python -m pytest tests\n';
     expect(find({ '.github/workflows/a.yml': workflow })?.paths).toEqual(['tests']);
@@ -37,5 +46,29 @@ describe('findRunnerTestPaths', () => {
   it('reads only runner files', () => {
     expect(['.github/workflows/ci.yaml', 'tox.ini', 'Makefile', '.travis.yml', '.gitlab-ci.yml'].every(mayNameTestPaths)).toBe(true);
     expect(['setup.cfg', 'docs/Makefile', 'noxfile.py', '.github/dependabot.yml'].some(mayNameTestPaths)).toBe(false);
+  });
+});
+
+describe('findRunnerOptions', () => {
+  const options = (texts: Record<string, string>) => findRunnerOptions(new Map(Object.entries(texts)), FILES);
+  // hgrecco/pint 0.23: each job's `env:` gives TEST_OPTS, the tests run as `pytest $TEST_OPTS`; another workflow runs the benchmarks.
+  const ci = 'jobs:\n  test-linux:\n    env:\n      TEST_OPTS: "-rfsxEX -s --cov=pint --cov-config=.coveragerc --benchmark-skip"\n    steps:\n      - name: Run Tests\n        run: |\n          pytest $TEST_OPTS\n  test-windows:\n    env:\n      TEST_OPTS: "-rfsxEX -s -k issue1498b --benchmark-skip"\n';
+  const bench = 'jobs:\n  benchmarks:\n    steps:\n      - name: Run benchmarks\n        uses: CodSpeedHQ/action@v1\n        with:\n          run: pytest . --codspeed\n';
+
+  it("adopts --benchmark-skip where a command that runs the tests gives it, through a variable of its file (pint's `pytest $TEST_OPTS`)", () => {
+    expect(options({ '.github/workflows/ci.yml': ci, '.github/workflows/bench.yml': bench })).toEqual({
+      options: ['--benchmark-skip'],
+      from: [
+        '.github/workflows/ci.yml: pytest -rfsxEX -s --cov=pint --cov-config=.coveragerc --benchmark-skip',
+        '.github/workflows/ci.yml: pytest -rfsxEX -s -k issue1498b --benchmark-skip',
+      ],
+    });
+    expect(find({ '.github/workflows/ci.yml': ci })).toBeNull();
+  });
+
+  it('takes --benchmark-disable where no command skips, and ignores the runs of the benchmarks themselves', () => {
+    const make = 'test:\n\tpytest tests --benchmark-disable\nbench:\n\tpytest tests --benchmark-only --benchmark-skip\n';
+    expect(options({ Makefile: make })).toEqual({ options: ['--benchmark-disable'], from: ['Makefile: pytest tests --benchmark-disable'] });
+    expect(options({ Makefile: 'bench:\n\tpytest --benchmark-only\n', 'tox.ini': '[testenv]\ncommands = pytest {posargs}\n' })).toBeNull();
   });
 });

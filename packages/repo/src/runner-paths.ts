@@ -82,6 +82,104 @@ function namedPaths(args: readonly string[], base: string, exists: (path: string
   return paths.length === 0 ? [base] : paths;
 }
 
+/** One pytest command of a runner file, its variables expanded. */
+interface RunnerCommand {
+  /** The runner file. */
+  file: string;
+  /** The command as it reads once expanded. */
+  command: string;
+  /** Where it runs, relative like the tree's files (`.` for the root). */
+  base: string;
+  /** Its words after `pytest`. */
+  args: string[];
+}
+
+/** The most readings of one command whose variables have several values in its file. */
+const MAX_READINGS = 8;
+
+/**
+ * The variables a runner file defines once or more, by name, with each value they get: a
+ * workflow's `env:` keys (`TEST_OPTS: "-rfsxEX --benchmark-skip"`), a Makefile's `PYTEST_ARGS
+ * := -x`, tox's `setenv` lines, a shell's `export NAME=value`; quotes around a value dropped.
+ */
+function fileVariables(lines: readonly string[]): Map<string, string[]> {
+  const variables = new Map<string, string[]>();
+  for (const line of lines) {
+    // A YAML key, a Makefile's or tox's `NAME = value` (`:=`, `?=`), a shell's assignment of one word (not a command's prefix: `PYTHONPATH=. pytest`).
+    const match = /^\s*(?:-\s+)?([A-Za-z_]\w*):\s+(.*?)\s*$/.exec(line) ?? /^\s*([A-Za-z_]\w*)(?:\s+=|\s*:=|\s*\?=)\s*(.*?)\s*$/.exec(line) ?? /^\s*(?:export\s+)?([A-Za-z_]\w*)=("[^"]*"|'[^']*'|[^\s"']*)\s*$/.exec(line);
+    if (match === null) continue;
+    const [, name = '', raw = ''] = match;
+    const value = /^(["'])(.*)\1$/.exec(raw)?.[2] ?? raw;
+    const values = variables.get(name) ?? [];
+    if (!values.includes(value)) values.push(value);
+    variables.set(name, values);
+  }
+  return variables;
+}
+
+/**
+ * A command's readings with the file's variables put in (`$NAME`, `${NAME}`, `$(NAME)`,
+ * `${{ env.NAME }}`), one per value where a variable has several (one job's `TEST_OPTS` and
+ * another's); a variable the file does not define is left as written.
+ */
+function expandVariables(command: string, variables: ReadonlyMap<string, string[]>): string[] {
+  const reference = /\$\{\{\s*env\.(\w+)\s*\}\}|\$\{(\w+)\}|\$\((\w+)\)|\$([A-Za-z_]\w*)/;
+  const readings: string[] = [];
+  const expand = (text: string, from: number): void => {
+    if (readings.length >= MAX_READINGS) return;
+    const rest = text.slice(from);
+    const match = reference.exec(rest);
+    const values = match === null ? undefined : variables.get(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '');
+    if (match === null) {
+      readings.push(text);
+      return;
+    }
+    const at = from + match.index;
+    if (values === undefined) {
+      expand(text, at + match[0].length);
+      return;
+    }
+    for (const value of values) expand(`${text.slice(0, at)}${value}${text.slice(at + match[0].length)}`, at + value.length);
+  };
+  expand(command, 0);
+  return readings;
+}
+
+/**
+ * The pytest commands of the runner files (`texts`: path → text), sorted by file: a CI
+ * workflow's `run:` lines, tox's `commands`, a Makefile's recipes, each in the directory a `cd`
+ * before it changes into.
+ */
+function* pytestCommands(texts: ReadonlyMap<string, string>, exists: (path: string) => boolean): Generator<RunnerCommand> {
+  for (const [file, text] of [...texts].sort(([a], [b]) => a.localeCompare(b))) {
+    const lines = logicalLines(text);
+    const variables = fileVariables(lines);
+    for (const line of lines) {
+      if (/^\s*#/.test(line)) continue;
+      // A YAML list item or `run:` key, tox's `commands =`, a Makefile recipe's tab.
+      const body = line.replace(/^\s*(?:-\s+)?(?:(?:run|script|commands(?:_pre|_post)?)\s*[:=]\s*[|>]?[-+]?)?\s*/, '');
+      for (const reading of expandVariables(body, variables)) {
+        let base = '.';
+        for (const command of reading.split(/&&|\|\||;|\|/)) {
+          const words = splitShellWords(command.trim());
+          if (words[0] === 'cd' && words.length === 2) {
+            base = posix.normalize(posix.join(base, words[1] ?? '.')).replace(/\/$/, '');
+            if (base.startsWith('..') || !exists(base)) break;
+            continue;
+          }
+          const args = pytestArgs(words);
+          if (args !== null) yield { file, command: command.trim(), base, args };
+        }
+      }
+    }
+  }
+}
+
+/** A predicate for the tree's paths (files and the directories holding them). */
+function inTree(files: readonly string[]): (path: string) => boolean {
+  return (path) => path === '.' || files.some((file) => file === path || file.startsWith(`${path}/`));
+}
+
 /**
  * The test paths the project's developers give pytest, where every pytest command of its CI
  * workflows, tox.ini and Makefile names some (`cd tests/ && py.test`, `pytest tests/unit`,
@@ -92,30 +190,43 @@ function namedPaths(args: readonly string[], base: string, exists: (path: string
  * {@link mayNameTestPaths} picks (path → text); `files` every file of the tree.
  */
 export function findRunnerTestPaths(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerTestPaths | null {
-  const exists = (path: string): boolean => path === '.' || files.some((file) => file === path || file.startsWith(`${path}/`));
+  const exists = inTree(files);
   const paths = new Set<string>();
   const from: string[] = [];
-  for (const [file, text] of [...texts].sort(([a], [b]) => a.localeCompare(b))) {
-    for (const line of logicalLines(text)) {
-      if (/^\s*#/.test(line)) continue;
-      // A YAML list item or `run:` key, tox's `commands =`, a Makefile recipe's tab.
-      const body = line.replace(/^\s*(?:-\s+)?(?:(?:run|script|commands(?:_pre|_post)?)\s*[:=]\s*[|>]?[-+]?)?\s*/, '');
-      let base = '.';
-      for (const command of body.split(/&&|\|\||;|\|/)) {
-        const words = splitShellWords(command.trim());
-        if (words[0] === 'cd' && words.length === 2) {
-          base = posix.normalize(posix.join(base, words[1] ?? '.')).replace(/\/$/, '');
-          if (base.startsWith('..') || !exists(base)) break;
-          continue;
-        }
-        const args = pytestArgs(words);
-        if (args === null) continue;
-        const named = namedPaths(args, base, exists);
-        if (named === null || named.includes('.')) return null;
-        for (const path of named) paths.add(path);
-        from.push(`${file}: ${command.trim()}`);
-      }
-    }
+  for (const { file, command, base, args } of pytestCommands(texts, exists)) {
+    const named = namedPaths(args, base, exists);
+    if (named === null || named.includes('.')) return null;
+    for (const path of named) paths.add(path);
+    from.push(`${file}: ${command}`);
   }
   return paths.size === 0 ? null : { paths: [...paths].sort(), from };
+}
+
+/** The options a project's runner gives pytest that envgen adopts, and where. */
+export interface RunnerOptions {
+  /** The options, as pytest reads them (`--benchmark-skip`). */
+  options: string[];
+  /** The commands that give them, as `file: command`. */
+  from: string[];
+}
+
+/** Options of a run of the benchmarks themselves (pytest-benchmark's, pytest-codspeed's), not of the tests. */
+const BENCHMARK_RUN = new Set(['--benchmark-only', '--codspeed']);
+
+/**
+ * How the project's developers leave pytest-benchmark's benchmarks out of a run of their tests:
+ * `--benchmark-skip` (not run) or else `--benchmark-disable` (each run once, untimed), where a
+ * pytest command of its CI workflows, tox.ini or Makefile that runs the tests (not the
+ * benchmarks: `--benchmark-only`, `--codspeed`) gives it, written out or through a variable of
+ * its file (hgrecco/pint's `pytest $TEST_OPTS`). Without it a benchmark runs its code for
+ * rounds timed to last a second or more, in every run. Null when no such command gives either.
+ */
+export function findRunnerOptions(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerOptions | null {
+  const given = new Map<string, string[]>();
+  for (const { file, command, args } of pytestCommands(texts, inTree(files))) {
+    if (args.some((word) => BENCHMARK_RUN.has(word))) continue;
+    for (const option of args.filter((word) => word === '--benchmark-skip' || word === '--benchmark-disable')) given.set(option, [...(given.get(option) ?? []), `${file}: ${command}`]);
+  }
+  const option = given.has('--benchmark-skip') ? '--benchmark-skip' : given.has('--benchmark-disable') ? '--benchmark-disable' : undefined;
+  return option === undefined ? null : { options: [option], from: given.get(option) ?? [] };
 }

@@ -247,6 +247,19 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it('names the option pytest does not know and the plugin packages to install, where the profile gives a missing plugin\'s option', async () => {
+    const tree = await writeFixtureRepo({ 'tests/test_one.py': 'def test_one():\n    pass\n' });
+    try {
+      const profile = fixtureProfile({ testArgs: ['--no-such-plugin-option', 'tests'], aptPackages: ['python3-pytest', 'python3-pytest-nosuch'] });
+      await expect(buildBaseline({ worktree: tree, commit: 'f'.repeat(40), profile, sandboxProvider: provider, home })).rejects.toMatchObject({
+        code: 'test-run-failed',
+        message: expect.stringContaining("pytest does not know --no-such-plugin-option, which the profile gives it as the project does: the option of a plugin that is not installed where the tests run. Install the profile's Debian packages there (python3-pytest-nosuch)"),
+      });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it("names the library the project needs a newer version of, where pytest's start imports a name the installed one lacks", async () => {
     // pytest imports it at start, before any test: from a conftest, or as the plugin a project that is one declares (typeguard).
     const tree = await writeFixtureRepo({

@@ -186,6 +186,9 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
   if (run.status === 'completed') return;
   const minversion = MINVERSION.exec(run.output);
   const missing = missingInstalledName(run.output);
+  // An option of a plugin the machine lacks (`--benchmark-skip` the profile adopted from the project's runner).
+  const unknown = (/error: unrecognized arguments: (.+)/.exec(run.output)?.[1] ?? '').split(/\s+/).filter((word) => profile.testArgs.includes(word));
+  const plugins = profile.aptPackages.filter((name) => name.startsWith('python3-pytest-'));
   const limit = run.limitHit === 'memory' ? 'memory limit' : 'limit on processes and threads alive at once';
   const hint =
     run.status === 'timeout'
@@ -196,7 +199,9 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
           ? `the project asks for pytest ${minversion[1]} or newer (its minversion) and ${profile.python} has pytest ${minversion[2]}: give the profile a python whose pytest is new enough (the config's profiles.<owner/name>.python)`
           : missing !== undefined
             ? `the project imports ${missing.name} from ${missing.module}, and the ${missing.module} installed here (${missing.file}) has no such name: the project needs a newer ${missing.module} than this machine's. Install one the profile's python sees (the config's profiles.<owner/name>.python or aptPackages), or inject at an older commit of the project that works with this one`
-            : 'check the profile (python, env, testArgs, aptPackages) against the output';
+            : unknown.length > 0
+              ? `pytest does not know ${unknown.join(' ')}, which the profile gives it as the project does: the option of a plugin that is not installed where the tests run. Install the profile's Debian packages there (${plugins.length > 0 ? plugins.join(' ') : profile.aptPackages.join(' ')}), or give testArgs of your own (the config's profiles.<owner/name>.testArgs)`
+              : 'check the profile (python, env, testArgs, aptPackages) against the output';
   throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
 }
 
