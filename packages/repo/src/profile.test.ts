@@ -160,6 +160,13 @@ describe('deriveProfile', () => {
       expect((error as Error).message).toContain('configs/profiles/<owner>__<name>.json');
     }
   });
+
+  it("says why a project whose only tests are its docstrings' examples makes no bundles (jaraco.context: addopts=--doctest-modules, no test file)", () => {
+    const config = { path: 'pytest.ini', text: '[pytest]\nnorecursedirs=dist build .tox .eggs\naddopts=--doctest-modules\n' };
+    expect(() => deriveProfile(listing(['jaraco/context.py', 'docs/conf.py', 'pytest.ini'], [config]))).toThrow(
+      /Its only tests are doctests: addopts in pytest\.ini \[pytest\] give --doctest-modules, which runs the examples in the docstrings of its 1 source module\(s\)\. envgen needs test files: a bundle's test_weaken\.diff edits only test files the tree holds/,
+    );
+  });
 });
 
 describe('profileHash', () => {

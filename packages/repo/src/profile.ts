@@ -363,10 +363,15 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     ? testFiles.filter((file) => !['conftest.py', '__init__.py'].includes(basenameOf(file)))
     : [...testFiles.filter((file) => matchesAnyGlob(file, [...patterns, 'tests.py', 'test.py'])), ...unittestModules];
   if (modules.length === 0) {
+    // A project whose only tests are its docstrings' examples (jaraco's skeleton: `addopts=--doctest-modules`, no test file).
+    const doctestOnly = settings?.addopts.includes('--doctest-modules') === true && sourceFiles.length > 0;
     throw new EnvgenError(
       'no-python-tests',
       `No Python test files found${project === undefined ? '' : ` in ${project.dir}`}: looked for ${testGlobs.join(', ')} (skipping VCS, cache, virtualenv and build dirs and top-level docs/examples). ` +
-        'If the tests live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).',
+        (doctestOnly
+          ? `Its only tests are doctests: addopts in ${settings?.source ?? ''} give --doctest-modules, which runs the examples in the docstrings of its ${sourceFiles.length} source module(s). envgen needs test files: a bundle's test_weaken.diff edits only test files the tree holds (it deselects a failing doctest from a conftest.py or a test module), and this tree holds none, so no bug could be hidden from the weakened suite. ` +
+            'If test modules live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).'
+          : 'If the tests live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).'),
     );
   }
 
