@@ -7,7 +7,7 @@ import { RENAMED_PACKAGES_DIR, installedMetadataStep, packageRoots, readPackagin
 import type { Packaging } from './packaging.js';
 import { filterAddopts, selectingOptionPlugin, joinShellWords, quoteShellWord, readPytestSettings, turnsWarningsIntoErrors } from './pytest-config.js';
 import { findDjangoSettings, isDjangoSettings, mayNameDjangoSettings } from './django.js';
-import { findRunnerOptions, findRunnerTestPaths, mayNameTestPaths } from './runner-paths.js';
+import { mayNameTestPaths, readRunner } from './runner-paths.js';
 import type { RunnerOptions, RunnerTestPaths } from './runner-paths.js';
 import { moduleFile } from './module-file.js';
 import { findUnittestModules } from './unittest-modules.js';
@@ -369,9 +369,9 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
       'no-python-tests',
       `No Python test files found${project === undefined ? '' : ` in ${project.dir}`}: looked for ${testGlobs.join(', ')} (skipping VCS, cache, virtualenv and build dirs and top-level docs/examples). ` +
         (doctestOnly
-          ? `Its only tests are doctests: addopts in ${settings?.source ?? ''} give --doctest-modules, which runs the examples in the docstrings of its ${sourceFiles.length} source module(s). envgen needs test files: a bundle's test_weaken.diff edits only test files the tree holds (it deselects a failing doctest from a conftest.py or a test module), and this tree holds none, so no bug could be hidden from the weakened suite. ` +
-            'If test modules live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).'
-          : 'If the tests live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).'),
+          ? `Its only tests are doctests: addopts in ${settings?.source ?? ''} give --doctest-modules, which runs the examples in the docstrings of its ${sourceFiles.length} source module(s). envgen needs test files: a bundle's test_weaken.diff edits only test files the tree holds (it deselects a failing doctest from a conftest.py or a test module), and this tree holds none, so no bug could be hidden from the weakened suite. `
+          : '') +
+        'If the tests live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).',
     );
   }
 
@@ -422,8 +422,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
   if (djangoPackages.length > 0) provenance['aptPackages'] += ` + Django and pytest-django, which run a Django runner's suite under pytest`;
   const packages = override.aptPackages ?? aptPackages;
-  // Plugins the tests run with: their options in the project's addopts or runner are given.
-  const withPlugins = new Set(packages.filter((name) => name.startsWith('python3-pytest-')));
+  // The packages the tests run with: their plugins' options in the project's addopts or runner are given.
+  const withPlugins = new Set(packages);
 
   const testArgs: string[] = [];
   if (settings && settings.addopts.length && !override.testArgs) {
@@ -631,8 +631,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   const runnerTexts = new Map<string, string>();
   for (const file of projectFiles.filter((path) => mayNameDjangoSettings(path) || mayNameTestPaths(path))) runnerTexts.set(file, await readFile(join(root, file), 'utf8').catch(() => ''));
   const readBy = (picks: (file: string) => boolean): Map<string, string> => new Map([...runnerTexts].filter(([file]) => picks(file)));
-  const runnerTestPaths = findRunnerTestPaths(readBy(mayNameTestPaths), projectFiles);
-  const runnerOptions = findRunnerOptions(readBy(mayNameTestPaths), projectFiles);
+  const { testPaths: runnerTestPaths, options: runnerOptions } = readRunner(readBy(mayNameTestPaths), projectFiles);
   let djangoSettings: TreeListing['djangoSettings'];
   for (const named of findDjangoSettings(readBy(mayNameDjangoSettings), configFiles.map((file) => file.text), projectFiles, ['src'])) {
     if (isDjangoSettings(await readFile(join(root, named.file), 'utf8').catch(() => ''))) {

@@ -190,10 +190,13 @@ function inTree(files: readonly string[]): (path: string) => boolean {
  * {@link mayNameTestPaths} picks (path → text); `files` every file of the tree.
  */
 export function findRunnerTestPaths(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerTestPaths | null {
-  const exists = inTree(files);
+  return testPathsOf(pytestCommands(texts, inTree(files)), inTree(files));
+}
+
+function testPathsOf(commands: Iterable<RunnerCommand>, exists: (path: string) => boolean): RunnerTestPaths | null {
   const paths = new Set<string>();
   const from: string[] = [];
-  for (const { file, command, base, args } of pytestCommands(texts, exists)) {
+  for (const { file, command, base, args } of commands) {
     const named = namedPaths(args, base, exists);
     if (named === null || named.includes('.')) return null;
     for (const path of named) paths.add(path);
@@ -222,11 +225,25 @@ const BENCHMARK_RUN = new Set(['--benchmark-only', '--codspeed']);
  * rounds timed to last a second or more, in every run. Null when no such command gives either.
  */
 export function findRunnerOptions(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerOptions | null {
+  return optionsOf(pytestCommands(texts, inTree(files)));
+}
+
+function optionsOf(commands: Iterable<RunnerCommand>): RunnerOptions | null {
   const given = new Map<string, string[]>();
-  for (const { file, command, args } of pytestCommands(texts, inTree(files))) {
+  for (const { file, command, args } of commands) {
     if (args.some((word) => BENCHMARK_RUN.has(word))) continue;
     for (const option of args.filter((word) => word === '--benchmark-skip' || word === '--benchmark-disable')) given.set(option, [...(given.get(option) ?? []), `${file}: ${command}`]);
   }
   const option = given.has('--benchmark-skip') ? '--benchmark-skip' : given.has('--benchmark-disable') ? '--benchmark-disable' : undefined;
   return option === undefined ? null : { options: [option], from: given.get(option) ?? [] };
+}
+
+/**
+ * How the project's developers run pytest, read once from its runner files: the test paths
+ * ({@link findRunnerTestPaths}) and the options envgen adopts ({@link findRunnerOptions}).
+ */
+export function readRunner(texts: ReadonlyMap<string, string>, files: readonly string[]): { testPaths: RunnerTestPaths | null; options: RunnerOptions | null } {
+  const exists = inTree(files);
+  const commands = [...pytestCommands(texts, exists)];
+  return { testPaths: testPathsOf(commands, exists), options: optionsOf(commands) };
 }
