@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkBundle } from '@envgen/bundle';
 import { resolveConfig } from '@envgen/config';
 import { silentLogger, volatileIds } from '@envgen/core';
@@ -15,11 +15,16 @@ import { SHAPES } from './shapes.js';
 
 const quiet = createProgress({ quiet: true });
 
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
 describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
   it(`${shape.about}: clean outcomes are plain pytest's, no candidate crashes, kept bugs pass their own bundle checks cold`, async () => {
     const repo = writeFixtureRepo(shape.files, { git: true, name, ...(shape.releaseTag === undefined ? {} : { releaseTag: shape.releaseTag }) });
     const home = mkdtempSync(join(tmpdir(), 'envgen-home-'));
     const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
+    for (const [key, value] of Object.entries(shape.machineEnv ?? {})) vi.stubEnv(key, value);
 
     const report = await runInject({ repo, count: shape.count ?? 16, seed: 11, combine: 2, tasks: null }, settings, silentLogger, quiet);
     expect(report.rejected['crashed'] ?? 0).toBe(0);

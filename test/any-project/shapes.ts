@@ -129,6 +129,11 @@ export interface Shape {
   resumes?: boolean;
   /** No candidate breaks every test (the package's code that ran at import is left as it is). */
   keepsImport?: boolean;
+  /**
+   * Variables the machine that runs envgen has set for its own tools, not for the project: the
+   * project's tests run as a login shell's would, without them.
+   */
+  machineEnv?: Record<string, string>;
 }
 
 /** A setup.py that compiles ivl/_native.c into `ivl._native`, and the package that imports it. */
@@ -1554,6 +1559,27 @@ def test_fuzz_total():
         assert total(range(n % 50)) == sum(range(n % 50))
 `,
       '.github/workflows/tests.yml': 'on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - uses: actions/checkout@v4\n    - run: python -m pip install pytest\n    - name: Test with pytest\n      run: |\n        cd tests/ && python -m pytest -q\n',
+    },
+  },
+  'reads-machine-environment': {
+    about: "a suite that reads variables a machine sets for its own tools (pyca/pyopenssl loads OpenSSL's fallback CA paths only where `SSL_CERT_FILE` is unset; getsentry/responses' `verify` becomes `REQUESTS_CA_BUNDLE`)",
+    machineEnv: { SSL_CERT_FILE: '/etc/ssl/certs/ca-certificates.crt', REQUESTS_CA_BUNDLE: '/etc/ssl/certs/ca-certificates.crt' },
+    mustHold: ['tests/test_tls.py::test_fallback_ca_paths', 'tests/test_tls.py::test_default_verify'],
+    failingSomewhere: 'tests/test_ivl.py::',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_tls.py': `import os
+
+
+def test_fallback_ca_paths():
+    # Where the user names no CA file, the library's fallback paths are the ones it loads.
+    assert os.environ.get("SSL_CERT_FILE") is None
+
+
+def test_default_verify():
+    assert os.environ.get("REQUESTS_CA_BUNDLE", True) is True
+`,
     },
   },
   'runner-skips-benchmarks': {

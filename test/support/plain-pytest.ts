@@ -53,14 +53,27 @@ export interface PlainPytestOptions {
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
+ * What a user's login shell has of this process's environment: the rest is the machine's own
+ * set-up (CA bundles for its tools, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, pip's and pyenv's
+ * settings), which a suite reads as a user's choice (pyopenssl's fallback CA paths are taken
+ * only where `SSL_CERT_FILE` is unset; responses' `verify` becomes `REQUESTS_CA_BUNDLE`).
+ */
+const LOGIN_VARIABLES = ['HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TERM'];
+
+function loginEnvironment(): Record<string, string> {
+  return Object.fromEntries(LOGIN_VARIABLES.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])));
+}
+
+/**
  * Plain pytest's outcomes on a fresh copy of `repo`, by repo-relative node id: Debian's python3
  * -m pytest from the repo root (or the nested `project`'s directory) with nothing but the project's own configuration (no envgen plugin, no rootdir, no
  * option of envgen's) and a report-log plugin of its own. Outcomes as envgen states them: a
  * failed call is `failed`, a failed setup or teardown `error` (a failed call stays failed),
  * skips and xfails `skipped`, xpasses `passed` (strict ones fail). The Python processes the
  * tests start import the project from any directory, as after an editable install: a user site
- * of the run's own (`PYTHONUSERBASE`) holds a `.pth` of it. The tests run unsandboxed:
- * use it on projects whose clean suite you trust, as you would run it yourself.
+ * of the run's own (`PYTHONUSERBASE`) holds a `.pth` of it. The tests run unsandboxed, in a
+ * login shell's environment ({@link LOGIN_VARIABLES}): use it on projects whose clean suite
+ * you trust, as you would run it yourself.
  */
 export function plainPytest(repo: string, options: PlainPytestOptions = {}): Record<string, TestOutcome> {
   const scratch = mkdtempSync(join(tmpdir(), 'envgen-plain-'));
@@ -104,7 +117,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
       maxBuffer: 256 * 1024 ** 2,
       timeout: options.timeoutMs ?? 600_000,
       env: {
-        ...process.env,
+        ...loginEnvironment(),
         PATH: [...path, SYSTEM_PATH].join(':'),
         PYTHONDONTWRITEBYTECODE: '1',
         ...options.env,
