@@ -43,12 +43,34 @@ function sorted(names: Set<string>, path: string): string[] {
   return [...names].sort().map((name) => `${path}:${name}`);
 }
 
+/** How many files' entities {@link entitiesOf} keeps. */
+const KEPT_FILES = 8;
+const keptEntities = new Map<string, readonly Entity[]>();
+
+/**
+ * The entities of a Python file's text, parsed once while it is among the last few labelled:
+ * the fixes of one repo's tasks share their clean files (each fix's after), so a run of tasks
+ * parses each clean file once, not once per task.
+ */
+function entitiesOf(source: string, path: string): readonly Entity[] {
+  const key = `${path}\0${source}`;
+  let entities = keptEntities.get(key);
+  if (entities === undefined) {
+    entities = extractEntities(source, path).entities;
+    if (keptEntities.size >= KEPT_FILES) keptEntities.delete(keptEntities.keys().next().value as string);
+  } else {
+    keptEntities.delete(key);
+  }
+  keptEntities.set(key, entities);
+  return entities;
+}
+
 function labelFile({ path, before, after }: FixedFile): FileChanges {
   const edited = { entities: new Set<string>(), modules: new Set<string>() };
   const added = { entities: new Set<string>(), modules: new Set<string>() };
   if (PYTHON_FILE.test(path)) {
     const oldEntities = before === null ? [] : extractEntities(before, path).entities;
-    const newEntities = after === null ? [] : extractEntities(after, path).entities;
+    const newEntities = after === null ? [] : entitiesOf(after, path);
     const oldEntityNames = new Set(oldEntities.map((entity) => entity.qualifiedName));
     const oldModuleNames = moduleNames(oldEntities);
     const markEdited = (owner: Owner): void => {

@@ -1,7 +1,7 @@
 import { EnvgenError, describeError } from '@envgen/core';
 import { GitError, simpleGit } from 'simple-git';
 import type { SimpleGit } from 'simple-git';
-import { runProgram } from './run-program.js';
+import { runProgram, runProgramBytes } from './run-program.js';
 import type { ProgramResult, RunProgramOptions } from './run-program.js';
 
 // Never prompt for credentials: a job must not hang on a password prompt.
@@ -96,5 +96,12 @@ export async function runGit(args: string[], options: RunProgramOptions = {}): P
   if (!result.ok) {
     throw new EnvgenError('repo-unavailable', `git ${args.join(' ')} failed: ${(result.stderr.trim() || result.stdout.trim())}`);
   }
+  return result.stdout;
+}
+
+/** As {@link runGit}, with stdout as bytes (`cat-file --batch`, whose objects may be binary). */
+export async function runGitBytes(args: string[], options: RunProgramOptions = {}): Promise<Buffer> {
+  const result = await runProgramBytes('git', args, { ...options, env: { ...NO_PROMPT_ENV, ...options.env } });
+  if (!result.ok) throw new EnvgenError('repo-unavailable', `git ${args.join(' ')} failed: ${result.stderr.trim()}`);
   return result.stdout;
 }

@@ -14,7 +14,7 @@ export { extractTarball, findEscapingMembers, countWrapperComponents } from './t
 export { snapshotTree, SNAPSHOT_IDENTITY } from './snapshot.js';
 export { mirrorPathForUrl, mirrorPathForTree, nameGitUrl } from './mirror-path.js';
 export { createWorktree } from './worktree.js';
-export { openGit, resolveCommit, runGitTask, runGit } from './git.js';
+export { openGit, resolveCommit, runGitTask, runGit, runGitBytes } from './git.js';
 export type { OpenGitOptions } from './git.js';
 export { collectHistoricalVersions, isShallowRepository } from './history.js';
 export type { CollectHistoricalVersionsOptions, HistoricalVersion } from './history.js';

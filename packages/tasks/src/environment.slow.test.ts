@@ -79,6 +79,35 @@ describe('instance environments', () => {
     const first = await makeTask(tempDir('envgen-home-'), source);
     const second = await makeTask(tempDir('envgen-home-'), source);
     expect(second.environment.commit).toBe(first.environment.commit);
+    // The commit envgen's earlier plumbing (read-tree, hash-object, commit-tree) made of this bug:
+    // pools built by those versions keep their environments' shas.
+    expect(first.environment.commit).toBe('a47595310ac01420a34e21ae11ea2cb7cc089d22');
+  });
+
+  it('keeps the mode of a changed executable and takes deletions, new files and paths with spaces and quotes', async () => {
+    const source = makeRepo();
+    writeFileSync(join(source.dir, 'pkg', 'a "b" c.py'), 'x = 1\n');
+    git(source.dir, 'add', '.');
+    git(source.dir, 'commit', '-qm', 'odd name');
+    const commit = git(source.dir, 'rev-parse', 'HEAD').trim();
+    const patch = [
+      'diff --git a/pkg/run.sh b/pkg/run.sh\n--- a/pkg/run.sh\n+++ b/pkg/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo run\n+echo ran\n',
+      'diff --git a/pkg/a "b" c.py b/pkg/a "b" c.py\n--- a/pkg/a "b" c.py\n+++ b/pkg/a "b" c.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n',
+      'diff --git a/README b/README\ndeleted file mode 100644\n--- a/README\n+++ /dev/null\n@@ -1 +0,0 @@\n-calc\n',
+      'diff --git a/new dir/m.py b/new dir/m.py\nnew file mode 100644\n--- /dev/null\n+++ b/new dir/m.py\n@@ -0,0 +1 @@\n+y = 3\n',
+    ].join('');
+    const home = tempDir('envgen-home-');
+    const environment = await buildInstanceEnvironment({ home, repo: 'o/calc', commit, sourceGitDir: join(source.dir, '.git'), submodules: [], instanceId: 'o__calc.12345678.x__00000003', patch });
+    const task = { ...(await makeTask(home, source)), environment };
+    const checkout = join(tempDir('envgen-co-'), 'work');
+    await materializeInstance(task, checkout);
+    expect(git(checkout, 'ls-files', '-s', 'pkg/run.sh')).toMatch(/^100755 /);
+    expect(readFileSync(join(checkout, 'pkg', 'run.sh'), 'utf8')).toBe('#!/bin/sh\necho ran\n');
+    expect(readFileSync(join(checkout, 'pkg', 'a "b" c.py'), 'utf8')).toBe('x = 2\n');
+    expect(readFileSync(join(checkout, 'new dir', 'm.py'), 'utf8')).toBe('y = 3\n');
+    expect(git(checkout, 'ls-files', 'README')).toBe('');
+    expect(git(checkout, 'ls-files', 'pkg/calc.py')).toBe('pkg/calc.py\n');
+    expect(git(checkout, 'status', '--porcelain')).toBe('');
   });
 
   it('leaves no git command in the checkout a way to the fix', async () => {
