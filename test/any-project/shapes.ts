@@ -1582,6 +1582,56 @@ def test_default_verify():
 `,
     },
   },
+  'patches-builtins-open': {
+    about: "a suite whose fixture patches `builtins.open` until its teardown (python-cmd2/cmd2's `test_history_file_permission_error`: pytest-mock's `mocker.patch('builtins.open')` raising PermissionError), while pytest reports the test's call: a plugin that opens a file then fails instead",
+    mustHold: ['tests/test_io.py::test_open_refused', 'tests/test_io.py::test_after_refused_open'],
+    failingSomewhere: 'tests/test_ivl.py::',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_io.py': `from unittest import mock
+
+import pytest
+
+
+@pytest.fixture
+def refused_open():
+    with mock.patch("builtins.open", side_effect=PermissionError):
+        yield
+
+
+def test_open_refused(refused_open):
+    with pytest.raises(PermissionError):
+        open("history.txt", "w")
+
+
+def test_after_refused_open(tmp_path):
+    (tmp_path / "h.txt").write_text("x")
+    assert open(tmp_path / "h.txt").read() == "x"
+`,
+      'tests/test_ivl.py': LIB_TESTS,
+    },
+  },
+  'expands-user-home': {
+    about: "a suite that looks up the user's home in the password database (`~user` expansion, `pwd.getpwuid(os.getuid()).pw_dir`: python-cmd2/cmd2's path completion of `~root`), where a plain run finds a directory",
+    mustHold: ['tests/test_home.py::test_user_home_exists', 'tests/test_home.py::test_tilde_user_expands'],
+    failingSomewhere: 'tests/test_ivl.py::',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_home.py': `import getpass
+import os
+import pwd
+
+
+def test_user_home_exists():
+    assert os.path.isdir(pwd.getpwuid(os.getuid()).pw_dir)
+
+
+def test_tilde_user_expands():
+    assert os.path.isdir(os.path.expanduser("~" + getpass.getuser()))
+`,
+      'tests/test_ivl.py': LIB_TESTS,
+    },
+  },
   'runner-skips-benchmarks': {
     about: "a suite with pytest-benchmark benchmarks its CI leaves out of a test run through a variable of the workflow (hgrecco/pint: `pytest $TEST_OPTS`, TEST_OPTS holding `--benchmark-skip`)",
     // Plain pytest as its developers run it: `pytest --benchmark-skip`.

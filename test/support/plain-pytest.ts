@@ -7,16 +7,20 @@ import type { TestOutcome } from '@envgen/testrun';
 /**
  * A report-log plugin of this module's own (nothing of envgen's): the collected node ids,
  * then every phase report, as JSON lines. Verbosity options in a project's addopts (`-v`)
- * change pytest's text output, never this.
+ * change pytest's text output, never this. The log is opened once, when pytest loads the
+ * plugin, and written through what the plugin took then: a test that patches `builtins.open`
+ * or `json.dumps` until its teardown (cmd2's `mocker.patch('builtins.open')`) cannot make the
+ * report of its call fail, which ended the session there (its later tests came out skipped).
  */
 const REPORT_LOG = `import json, os
 
-_path = os.environ["PLAIN_PYTEST_LOG"]
+_handle = open(os.environ["PLAIN_PYTEST_LOG"], "a", encoding="utf-8")
+_dumps = json.dumps
 
 
 def _write(entry):
-    with open(_path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(entry) + "\\n")
+    _handle.write(_dumps(entry) + "\\n")
+    _handle.flush()
 
 
 def pytest_collection_finish(session):

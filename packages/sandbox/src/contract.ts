@@ -263,13 +263,29 @@ export function describeSandboxContract(kind: SandboxKind, options: ContractOpti
 
     it.skipIf(!options.isolated)('cannot write outside the worktree and leaves the host unchanged', async () => {
       const name = `envgen-escape-${randomBytes(4).toString('hex')}`;
-      const targets = [`/etc/${name}`, `/root/${name}`, `/work/${name}`, `/usr/${name}`, `/${name}`];
+      const targets = [`/etc/${name}`, `/work/${name}`, `/usr/${name}`, `/${name}`];
       const script = targets.map((target) => `(echo x > ${target}) 2>/dev/null && echo wrote ${target};`).join(' ');
-      const result = await sandbox.exec(['sh', '-c', `${script} touch /tmp/${name} && echo tmp-ok`]);
+      // The user's home is the jail's own, empty (a write there stays in the jail).
+      const home = path.join(os.userInfo().homedir, name);
+      const result = await sandbox.exec(['sh', '-c', `${script} (echo x > ${home}) 2>/dev/null; touch /tmp/${name} && echo tmp-ok`]);
       expect(result.stdout).toBe('tmp-ok\n');
-      for (const target of [...targets, `/tmp/${name}`]) expect(existsSync(target)).toBe(false);
+      for (const target of [...targets, home, `/tmp/${name}`]) expect(existsSync(target)).toBe(false);
       const sysctl = await sandbox.exec(['sh', '-c', 'cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern']);
       expect(sysctl.exitCode).not.toBe(0);
+    });
+
+    it("has the home directory the password database names, as a plain run does, and none of the host's files in it when isolated", async () => {
+      const result = await sandbox.exec(['python3', '-c', 'import os, pwd; home = pwd.getpwuid(os.getuid()).pw_dir; print(os.path.isdir(home), os.path.isdir(os.path.expanduser("~" + pwd.getpwuid(os.getuid()).pw_name)))']);
+      expect(result.stdout).toBe('True True\n');
+      if (!options.isolated) return;
+      const marker = path.join(os.userInfo().homedir, `.envgen-contract-${randomBytes(4).toString('hex')}`);
+      await writeFile(marker, 'host\n');
+      try {
+        const seen = await sandbox.exec(['sh', '-c', `test -e ${marker} && echo seen || echo unseen`]);
+        expect(seen.stdout).toBe('unseen\n');
+      } finally {
+        await rm(marker, { force: true });
+      }
     });
 
     it('kills the whole process tree at the timeout', async () => {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { lstat, readlink } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { ERROR_CODES, EnvgenError, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { memoizeCgroupLayout } from './cgroup.js';
@@ -20,7 +21,8 @@ const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/ssh'];
  * bubblewrap arguments showing the host's system directories read-only: symlinks (a
  * merged /usr) are recreated, directories bound. Everything else on the host (/run and
  * /var with daemon sockets such as Docker's, /root, /home, /work, /srv) is not there at all:
- * a read-only bind would still let uid 0 connect to a Unix socket in it.
+ * a read-only bind would still let uid 0 connect to a Unix socket in it. The user's home is
+ * there, empty (see {@link userHome}).
  */
 export async function resolveSystemBinds(): Promise<string[]> {
   const args: string[] = [];
@@ -35,7 +37,28 @@ export async function resolveSystemBinds(): Promise<string[]> {
     if (info?.isDirectory()) args.push('--tmpfs', hidden);
     else if (info) args.push('--ro-bind', '/dev/null', hidden);
   }
+  const home = await userHome();
+  if (home !== null) args.push('--tmpfs', home);
   return args;
+}
+
+/**
+ * The home directory the password database gives the user the tests run as, where the host
+ * has it and the jail would not show it: shown empty and writable, none of the host's files in
+ * it. A suite that expands `~user` or asks `pwd` for the user's home then finds a directory, as
+ * in a plain run (before, python-cmd2/cmd2's `test_path_completion_complete_user` saw no home
+ * for root and completed no `~root`, and failed in envgen only). `HOME` stays the sandbox's own.
+ */
+async function userHome(): Promise<string | null> {
+  let home: string;
+  try {
+    home = userInfo().homedir;
+  } catch {
+    return null;
+  }
+  const top = home.split('/')[1] ?? '';
+  if (!home.startsWith('/') || top === '' || SYSTEM_DIRS.includes(top) || ['tmp', 'dev', 'proc'].includes(top)) return null;
+  return (await lstat(home).catch(() => undefined))?.isDirectory() === true ? home : null;
 }
 
 /**
