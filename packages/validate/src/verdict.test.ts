@@ -61,6 +61,12 @@ describe('verdicts', () => {
     expect(verdictOfRun(baseline, { status: 'interrupted', seconds: 6, output: '', results })).toMatchObject({ kind: 'rejected', reason: 'timeout' });
   });
 
+  it('calls a run a flaky test ended at its own limit a timeout, not a crash: the tests after it did not run', () => {
+    // python-cmd2/cmd2's test_proc_reader_send_sigint, learnt flaky in the run, then past its limit: the plugin ends the session.
+    const results = { 't::a': { outcome: 'passed' as const, duration: 0 }, 't::flaky': { outcome: 'failed' as const, duration: 5, timedOut: true as const } };
+    expect(verdictOfRun(baseline, { status: 'interrupted', seconds: 6, output: '! Interrupted: envgen: t::flaky ran past its limit !', results })).toMatchObject({ kind: 'rejected', reason: 'timeout', detail: expect.stringContaining('t::flaky (counted flaky)') });
+  });
+
   it('judges a run stopped by a conftest the bug breaks at import by its results: every stable test fails', () => {
     expect(verdictOfRun(baseline, { status: 'stopped', seconds: 0.2, output: "ImportError while loading conftest 'tests/conftest.py'.", results: {} })).toMatchObject({ kind: 'rejected', reason: 'no-passing-test' });
   });

@@ -169,6 +169,12 @@ export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'watc
 export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'limitHit' | 'watchdog' | 'results' | 'seconds' | 'output'> & Pick<PytestRun, 'stoppedIn'>): Verdict {
   const stable = stableIn(baseline, run.results);
   if (stable.some((nodeId) => run.results[nodeId]?.timedOut === true)) return judgeResults(stable, run.results);
+  // A test counted flaky (its outcome is in no set) that ran past its own limit still ended the
+  // run there: the tests after it did not run. A timeout, not a crash of pytest.
+  const stopped = run.status === 'interrupted' && run.limitHit === undefined ? Object.keys(run.results).find((nodeId) => run.results[nodeId]?.timedOut === true) : undefined;
+  if (stopped !== undefined) {
+    return { kind: 'rejected', reason: 'timeout', detail: `${stopped} (counted flaky) ran past the per-test limit and the run ended there, before the tests after it` };
+  }
   return verdictOfStatus(run) ?? judgeResults(stable, run.results);
 }
 
