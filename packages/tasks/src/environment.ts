@@ -201,14 +201,19 @@ export async function buildInstanceEnvironment(options: BuildInstanceEnvironment
   if (!applied.ok) {
     throw new EnvgenError('store-corrupt', `the patch of ${options.instanceId} does not apply to ${options.commit} (${applied.problem.message}); re-run envgen inject for ${options.repo}`);
   }
+  const submoduleTrees = options.submodules.map((submodule) => {
+    const tree = object(`${submodule.commit}^{tree}`);
+    if (tree === null) throw new EnvgenError('store-corrupt', `submodule ${submodule.path} at ${submodule.commit} is not in ${submodule.mirror}; re-run envgen inject for ${options.repo}`);
+    // Mode 040000 over a gitlink puts the submodule's tree in its place.
+    return `M 040000 ${tree.sha} ${quotePath(submodule.path)}\n`;
+  });
   const shaBytes = base.sha.length / 2;
   const identity = (who: 'AUTHOR' | 'COMMITTER'): string => `${SNAPSHOT_IDENTITY[`GIT_${who}_NAME`]} <${SNAPSHOT_IDENTITY[`GIT_${who}_EMAIL`]}> ${SNAPSHOT_IDENTITY[`GIT_${who}_DATE`]}`;
   const ref = `refs/envgen/${options.instanceId}`;
   const commands = [
     `commit ${ref}\nmark :1\nauthor ${identity('AUTHOR')}\ncommitter ${identity('COMMITTER')}\n${dataCommand(COMMIT_MESSAGE)}`,
     `M 040000 ${base.sha} ""\n`,
-    // Mode 040000 over a gitlink puts the submodule's tree in its place.
-    ...options.submodules.map((submodule) => `M 040000 ${object(`${submodule.commit}^{tree}`)?.sha ?? ''} ${quotePath(submodule.path)}\n`),
+    ...submoduleTrees,
   ];
   for (const file of applied.files) {
     if (file.after === null) {
@@ -219,8 +224,6 @@ export async function buildInstanceEnvironment(options: BuildInstanceEnvironment
     const mode = parent === null ? null : entryMode(parent.data, file.path.split('/').at(-1) ?? '', shaBytes);
     commands.push(`M ${mode ?? '100644'} inline ${quotePath(file.path)}\n${dataCommand(file.after)}`);
   }
-  const missing = options.submodules.find((submodule) => object(`${submodule.commit}^{tree}`) === null);
-  if (missing !== undefined) throw new EnvgenError('store-corrupt', `submodule ${missing.path} at ${missing.commit} is not in ${missing.mirror}; re-run envgen inject for ${options.repo}`);
   // The same bug always gives the same commit: a parentless one with the snapshot identity and date.
   commands.push('\nget-mark :1\ndone\n');
   const commit = (await runGit(['--git-dir', mirror, 'fast-import', '--quiet', '--force', '--done', '--date-format=raw'], { input: commands.join('') })).trim();
