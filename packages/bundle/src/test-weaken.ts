@@ -1,4 +1,4 @@
-import { ERROR_CODES, EnvgenError, parseNodeId } from '@envgen/core';
+import { ERROR_CODES, EnvgenError, parseNodeId, recentCache } from '@envgen/core';
 import type { NodeIdParts } from '@envgen/core';
 import { makePatch } from '@envgen/patch';
 import { hasSyntaxErrors, parsePython } from '@envgen/python';
@@ -134,24 +134,14 @@ function dirnameOf(path: string): string {
   return slash < 0 ? '' : path.slice(0, slash);
 }
 
-/** How many parsed test files {@link parseTestFile} keeps. */
-const PARSED_FILES = 16;
-const parsedFiles = new Map<string, SyntaxNode>();
-
 /**
- * The syntax tree of a test file's text, parsed once while it is among the last few read:
- * every weakening of one inject reads the same clean test files (the trees are only read).
+ * Syntax trees of the last 16 test file texts read: every weakening of one inject reads the
+ * same clean test files (the trees are only read).
  */
+const parsedFiles = recentCache<string, SyntaxNode>(16);
+
 function parseTestFile(source: string): SyntaxNode {
-  let root = parsedFiles.get(source);
-  if (root === undefined) {
-    root = parsePython(source).rootNode;
-    if (parsedFiles.size >= PARSED_FILES) parsedFiles.delete(parsedFiles.keys().next().value as string);
-  } else {
-    parsedFiles.delete(source);
-  }
-  parsedFiles.set(source, root);
-  return root;
+  return parsedFiles.get(source, () => parsePython(source).rootNode);
 }
 
 /**

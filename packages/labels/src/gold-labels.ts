@@ -1,3 +1,4 @@
+import { recentCache } from '@envgen/core';
 import { extractEntities, findEnclosingEntity } from '@envgen/python';
 import type { Entity } from '@envgen/python';
 import { diffLineHunks } from './line-diff.js';
@@ -43,26 +44,15 @@ function sorted(names: Set<string>, path: string): string[] {
   return [...names].sort().map((name) => `${path}:${name}`);
 }
 
-/** How many files' entities {@link entitiesOf} keeps. */
-const KEPT_FILES = 8;
-const keptEntities = new Map<string, readonly Entity[]>();
-
 /**
- * The entities of a Python file's text, parsed once while it is among the last few labelled:
- * the fixes of one repo's tasks share their clean files (each fix's after), so a run of tasks
- * parses each clean file once, not once per task.
+ * The entities of the last 8 Python file texts labelled: the fixes of one repo's tasks share
+ * their clean files (each fix's after), so a run of tasks parses each clean file once, not
+ * once per task.
  */
+const keptEntities = recentCache<string, readonly Entity[]>(8);
+
 function entitiesOf(source: string, path: string): readonly Entity[] {
-  const key = `${path}\0${source}`;
-  let entities = keptEntities.get(key);
-  if (entities === undefined) {
-    entities = extractEntities(source, path).entities;
-    if (keptEntities.size >= KEPT_FILES) keptEntities.delete(keptEntities.keys().next().value as string);
-  } else {
-    keptEntities.delete(key);
-  }
-  keptEntities.set(key, entities);
-  return entities;
+  return keptEntities.get(`${path}\0${source}`, () => extractEntities(source, path).entities);
 }
 
 function labelFile({ path, before, after }: FixedFile): FileChanges {

@@ -1,4 +1,4 @@
-import { EnvgenError, ERROR_CODES } from '@envgen/core';
+import { EnvgenError, ERROR_CODES, recentCache } from '@envgen/core';
 import { createOffsetMap, parsePython } from '@envgen/python';
 import type { Entity, SyntaxNode, Tree } from '@envgen/python';
 
@@ -22,8 +22,7 @@ export interface EntityNode {
  * project in turn, and a tree's native memory is some tens of times its source's size.
  */
 const PARSED_BUDGET = 2_000_000;
-const parsed = new Map<string, Tree>();
-let parsedChars = 0;
+const parsed = recentCache<string, Tree>(PARSED_BUDGET, (source) => source.length);
 
 /**
  * The tree of `source`, parsed once while it is among the sources mutated last (up to
@@ -32,20 +31,7 @@ let parsedChars = 0;
  * instead of parsing it for each, also when the tries hop from file to file.
  */
 export function parseCached(source: string): Tree {
-  let tree = parsed.get(source);
-  if (tree === undefined) {
-    tree = parsePython(source);
-    parsedChars += source.length;
-    for (const oldest of parsed.keys()) {
-      if (parsedChars <= PARSED_BUDGET) break;
-      parsed.delete(oldest);
-      parsedChars -= oldest.length;
-    }
-  } else {
-    parsed.delete(source);
-  }
-  parsed.set(source, tree);
-  return tree;
+  return parsed.get(source, () => parsePython(source));
 }
 
 /**

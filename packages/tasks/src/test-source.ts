@@ -1,20 +1,13 @@
-import { nodeIdFile, parseNodeId } from '@envgen/core';
+import { nodeIdFile, parseNodeId, recentCache } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
 
-// A repo's tasks name tests of the same few files: each text is parsed once (checked by content, so
-// another repo's file at the same path or an edited one is parsed again), the last few kept.
-const PARSED_FILES = 32;
-const parsed = new Map<string, { source: string; entities: Entity[] }>();
+// A repo's tasks name tests of the same few files: each text is parsed once (keyed by content, so
+// another repo's file at the same path or an edited one is parsed again), the last 32 kept.
+const parsed = recentCache<string, Entity[]>(32);
 
 function entitiesOf(source: string, path: string): Entity[] {
-  const hit = parsed.get(path);
-  if (hit !== undefined && hit.source === source) return hit.entities;
-  const { entities } = extractEntities(source, path);
-  parsed.delete(path);
-  parsed.set(path, { source, entities });
-  if (parsed.size > PARSED_FILES) parsed.delete(parsed.keys().next().value ?? path);
-  return entities;
+  return parsed.get(`${path}\0${source}`, () => extractEntities(source, path).entities);
 }
 
 /**
