@@ -1,7 +1,7 @@
 import { ERROR_CODES, EnvgenError, parseNodeId, recentCache } from '@envgen/core';
 import type { NodeIdParts } from '@envgen/core';
 import { makePatch } from '@envgen/patch';
-import { hasSyntaxErrors, parsePython } from '@envgen/python';
+import { editHasSyntaxErrors, parsePython } from '@envgen/python';
 import type { SyntaxNode } from '@envgen/python';
 import { deleteDoctestExamples, isDoctestTextId } from './doctest-text.js';
 
@@ -762,7 +762,7 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     const deselection = collected === undefined ? [] : [path.split('/').at(-1) === 'conftest.py' ? deselectCollectedTests(path, collected) : deselectFromTestModule(path, collected)];
     const appended = [...(extra === undefined ? [] : [removeGeneratedTests(extra)]), ...deselection];
     const after = appended.length === 0 ? deleted : `${deleted.replace(/\s*$/, '\n')}${appended.join('')}`;
-    if (hasSyntaxErrors(after) && !file.root.hasError) {
+    if (!file.root.hasError && editHasSyntaxErrors(file.source, file.root, after)) {
       throw new EnvgenError(ERROR_CODES.internal, `Weakening ${path} left a syntax error; this is a bug in envgen, please report it with the file.`);
     }
     changes.push({ path, before: file.source, after });

@@ -8,6 +8,27 @@ import type { FilePatch, PatchedFile } from './types.js';
 const CONTEXT_LINES = 3;
 
 /**
+ * Where the lines both texts share at their start end, less `context` lines: the offset (in
+ * characters and lines) the diff may start from. jsdiff's Myers search follows the common
+ * prefix before it branches and decides every later step by relative positions only, so the
+ * diff of the rest, shifted by the lines skipped, is the diff of the whole, byte for byte; a
+ * test module of a thousand lines that loses one method near its end is diffed from there.
+ */
+function commonStart(before: string, after: string, context: number): { chars: number; lines: number } {
+  const starts: number[] = [0];
+  let at = 0;
+  for (;;) {
+    const end = before.indexOf('\n', at);
+    // Only whole lines, each with its newline, count as shared.
+    if (end < 0 || after.indexOf('\n', at) !== end || before.slice(at, end) !== after.slice(at, end)) break;
+    at = end + 1;
+    starts.push(at);
+  }
+  const lines = Math.max(0, starts.length - 1 - context);
+  return { chars: starts[lines] ?? 0, lines };
+}
+
+/**
  * A git-style unified diff (`diff --git a/p b/p`, `/dev/null` for created and deleted files,
  * "\ No newline at end of file" where a side lacks a final newline, 3 lines of context) of
  * files given as before/after contents (null = absent). Files are sorted by path and unchanged
@@ -23,11 +44,14 @@ export function makePatch(files: readonly PatchedFile[]): string {
     if (seen.has(file.path)) throw new EnvgenError(ERROR_CODES.usage, `Cannot make a patch: ${file.path} is given twice; pass each file once.`);
     seen.add(file.path);
     if (file.before === file.after || (file.before === null && file.after === null)) continue;
-    const { hunks } = structuredPatch(file.path, file.path, file.before ?? '', file.after ?? '', '', '', { context: CONTEXT_LINES });
+    const before = file.before ?? '';
+    const after = file.after ?? '';
+    const skip = commonStart(before, after, CONTEXT_LINES);
+    const { hunks } = structuredPatch(file.path, file.path, before.slice(skip.chars), after.slice(skip.chars), '', '', { context: CONTEXT_LINES });
     patches.push({
       oldPath: file.before === null ? null : file.path,
       newPath: file.after === null ? null : file.path,
-      hunks: hunks.map((hunk) => ({ ...hunk, lines: [...hunk.lines] })),
+      hunks: hunks.map((hunk) => ({ ...hunk, oldStart: hunk.oldStart + skip.lines, newStart: hunk.newStart + skip.lines, lines: [...hunk.lines] })),
     });
   }
   return formatPatch({ files: patches });

@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isEnvgenError } from '@envgen/core';
+import { structuredPatch } from 'diff';
+import { createRng, isEnvgenError } from '@envgen/core';
 import { applyPatch } from './apply-patch.js';
 import { formatPatch } from './format-patch.js';
 import { makePatch } from './make-patch.js';
@@ -73,6 +74,31 @@ describe('makePatch', () => {
   it('marks a missing final newline', () => {
     const text = makePatch([{ path: 'm.py', before: 'a\nb', after: 'a\nc\n' }]);
     expect(text).toContain('-b\n\\ No newline at end of file\n+c\n');
+  });
+
+  it('diffs from the common start, byte for byte as diffing the whole files (seeded edits on repetitive lines)', () => {
+    // The bug's patch is what instance ids hash: skipping the shared start must not move a hunk.
+    const rng = createRng('make-patch-common-start');
+    const whole = (before: string, after: string): string =>
+      formatPatch({ files: [{ oldPath: 'f.py', newPath: 'f.py', hunks: structuredPatch('f.py', 'f.py', before, after, '', '', { context: 3 }).hunks }] });
+    for (let round = 0; round < 400; round++) {
+      // Few distinct lines, so Myers's search meets ties; CRLF and a missing final newline now and then.
+      const eol = rng.int(8) === 0 ? '\r\n' : '\n';
+      const old = Array.from({ length: 5 + rng.int(60) }, () => ['pass', 'x = 1', 'return x', '', '    y()'][rng.int(5)] ?? '');
+      const now = [...old];
+      for (let edit = 1 + rng.int(4); edit > 0; edit--) {
+        const at = rng.int(now.length + 1);
+        const kind = rng.int(3);
+        if (kind === 0) now.splice(at, 1 + rng.int(4));
+        else if (kind === 1) now.splice(at, 0, ...Array.from({ length: 1 + rng.int(3) }, () => ['pass', 'z = 2', 'return x'][rng.int(3)] ?? ''));
+        else now.splice(at, 1, 'x = 2');
+      }
+      const text = (rows: string[]): string => rows.join(eol) + (rng.int(6) === 0 ? '' : eol);
+      const before = text(old);
+      const after = text(now);
+      if (before === after) continue;
+      expect(makePatch([{ path: 'f.py', before, after }])).toBe(whole(before, after));
+    }
   });
 
   it('is accepted by git apply, including a path with a space', () => {

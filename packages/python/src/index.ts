@@ -1,4 +1,5 @@
 export { parsePython, hasSyntaxErrors, sameSyntaxTree } from './parse.js';
+export { editHasSyntaxErrors } from './edit-syntax.js';
 export type { Tree, SyntaxNode } from './parse.js';
 export { extractEntities, findEnclosingEntity } from './entities.js';
 export type { FindEnclosingEntityOptions } from './entities.js';
