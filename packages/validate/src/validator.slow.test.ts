@@ -414,6 +414,48 @@ describe.each([
 });
 
 /**
+ * A stable test that hangs the first time a warm interpreter runs it (as a multiprocessing
+ * pool may under load), in a module collected before the others: the warm clean run that
+ * meets it ends at its limit, before every later test.
+ */
+function warmHang(mark: string): string {
+  return `import os
+import sys
+import time
+
+
+def test_hang():
+    if "envgen_warm" in sys.modules and not os.path.exists(${JSON.stringify(mark)}):
+        open(${JSON.stringify(mark)}, "w").close()
+        time.sleep(120)
+`;
+}
+
+describe.each(SEEDS)('a stable test that hangs in the first warm clean run to reach it, with $seed', ({ env }) => {
+  let root: string;
+  let validator: Validator;
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'envgen-validate-warm-hang-'));
+    const { profile, baseline } = await writeFixture(root, env, { 'tests/test_a_hang.py': warmHang(join(root, 'hung')) });
+    // One worker: its first clean run (the traced one) is the run that meets the hang.
+    validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: createSandboxProvider('none'), concurrency: 1 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await validator?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('runs that clean run again, so the tests after the hang keep their checkpoints and the warm path (the hang is flaky)', async () => {
+    const outcome = await validator.validateWithDetails(CANDIDATES['methodBody'] as ValidationInput);
+    expect(outcome.mode).toBe('resumed');
+    expect(outcome.verdict.kind).toBe('instance');
+    expect(validator.warmFlaky).toEqual(['tests/test_a_hang.py::test_hang']);
+  });
+});
+
+/**
  * A validator over the fixture with `extra` files, made before the describe block's tests;
  * `reference` validates the reference way; both with `limits`, when given, in sandboxes of
  * `memoryBytes` (the baseline in the default's).

@@ -5,6 +5,7 @@ import { EnvgenError, describeError, silentLogger, volatileIds } from '@envgen/c
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
 import type { Profile } from '@envgen/repo';
+import type { TestResult } from '@envgen/testrun';
 import { mapCoverage } from '@envgen/testrun';
 import { chooseCheckpoints, firstObserver, orderDigest, pickCheckpoint, positionsOf } from './checkpoints.js';
 import { startClock } from './clock.js';
@@ -225,20 +226,42 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const failed = started.find((result) => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
   };
+  // Every warm clean run of the suite: a stable test that passed in one and not in another flips.
+  const warmRuns: Readonly<Record<string, { outcome: string }>>[] = [];
+  /**
+   * Whether a warm clean run ended at a stable test past its own limit, before tests it never
+   * ran: a hang the baseline's runs did not have (a multiprocessing pool under load). Such a run
+   * says nothing of how the later tests behave warm and leaves no checkpoint past the hang.
+   */
+  const stoppedAtLimit = (results: Readonly<Record<string, TestResult>> | null): results is Readonly<Record<string, TestResult>> =>
+    results !== null && stable.some((nodeId) => results[nodeId]?.timedOut === true) && stable.some((nodeId) => results[nodeId] === undefined);
+  /**
+   * Runs a warm clean run once more where the first ended at a limit (see {@link stoppedAtLimit});
+   * the first stays among the warm runs, so a test that hangs once and passes the second time
+   * flips between them and counts as flaky, as one that fails once does.
+   */
+  const againWhereStopped = async <T>(first: T, results: (run: T) => Readonly<Record<string, TestResult>> | null, again: () => Promise<T>): Promise<T> => {
+    const stopped = results(first);
+    if (!stoppedAtLimit(stopped)) return first;
+    warmRuns.push(stopped);
+    logger.warn('a warm clean run stopped at a test past its own limit, before tests it never ran; running it again', {
+      tests: Object.keys(stopped).filter((nodeId) => stopped[nodeId]?.timedOut === true),
+    });
+    return again();
+  };
   /** Each worker's clean run that leaves its checkpoints, once its own preload (`after[i]`) is done. */
   const collectAll = (analyzeFirst: boolean, after: readonly Promise<unknown>[] = []): Promise<CollectOutcome[]> =>
     Promise.all(
       workers.map(async (worker, index) => {
         try {
           await after[index];
-          return await worker.collect({ checkpoints: checkpointIds, timeoutMs, analyze: analyzeFirst && index === 0 });
+          const collect = () => worker.collect({ checkpoints: checkpointIds, timeoutMs, analyze: analyzeFirst && index === 0 });
+          return await againWhereStopped(await collect(), (outcome) => (outcome.ok ? outcome.clean : null), collect);
         } catch (error) {
           return { ok: false, why: describeError(error) } satisfies CollectOutcome;
         }
       }),
     );
-  // Every warm clean run of the suite: a stable test that passed in one and not in another flips.
-  const warmRuns: Readonly<Record<string, { outcome: string }>>[] = [];
   let warmFlaky: string[] = [];
   try {
     let collected: CollectOutcome[] | null = null;
@@ -260,7 +283,9 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     }
     if (facts === undefined) {
       if (workers.length === 0) await startWorkers(1);
-      const [analysisRun] = await Promise.all([(workers[0] as WarmWorker).run({ timeoutMs, analyze: pinned ? 'outside' : 'per-test' }), startWorkers(concurrency - workers.length)]);
+      const analyze = () => (workers[0] as WarmWorker).run({ timeoutMs, analyze: pinned ? 'outside' : 'per-test' });
+      const [firstRun] = await Promise.all([analyze(), startWorkers(concurrency - workers.length)]);
+      const analysisRun = await againWhereStopped(firstRun, (run) => run.results, analyze);
       if (analysisRun.analysis === undefined || analysisRun.status !== 'completed') {
         throw new Error(`the clean suite did not complete in the warm interpreter (${analysisRun.status}): ${analysisRun.output}`);
       }
