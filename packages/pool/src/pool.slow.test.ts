@@ -110,7 +110,10 @@ describe('pool across processes', () => {
   it('stays consistent when a writer is killed with SIGKILL mid-run, and a rerun adds only what is missing', async () => {
     const home = makeHome();
     const script = writeWorker(home);
-    const total = 150;
+    // Far more than the three runs' kills add up to (128): the parent reads the writer's lines
+    // in chunks and its SIGKILL lands some adds later, which on a fast machine let the third
+    // run of 150 finish before it was killed.
+    const total = 600;
     // Three runs, each killed after a different number of new instances.
     for (const killAfter of [17, 40, 71]) {
       const worker = startWorker(script, [home, 'add', '0', String(total)], (lines) => {
