@@ -141,6 +141,30 @@ const NATIVE_SETUP = `from setuptools import Extension, setup
 
 setup(name="ivl", version="0.4.0", packages=["ivl"], ext_modules=[Extension("ivl._native", ["ivl/_native.c"])])
 `;
+/** The tests of a package whose `centre` calls `ivl._native`. */
+const NATIVE_TESTS = `${LIB_TESTS}
+
+from ivl import centre
+
+
+def test_centre():
+    assert centre(Interval(2, 8)) == 5
+`;
+/** The C source of `ivl._native`. */
+const NATIVE_C = `#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *midpoint(PyObject *self, PyObject *args) {
+    long lo, hi;
+    if (!PyArg_ParseTuple(args, "ll", &lo, &hi)) return NULL;
+    return PyLong_FromLong(lo + (hi - lo) / 2);
+}
+
+static PyMethodDef methods[] = {{"midpoint", midpoint, METH_VARARGS, "The integer midpoint."}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+`;
 const NATIVE_INIT = `${LIB}
 
 from ivl._native import midpoint
@@ -1395,30 +1419,25 @@ def test_clamps():
     installed: true,
     files: {
       'setup.py': NATIVE_SETUP,
-      'ivl/_native.c': `#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-static PyObject *midpoint(PyObject *self, PyObject *args) {
-    long lo, hi;
-    if (!PyArg_ParseTuple(args, "ll", &lo, &hi)) return NULL;
-    return PyLong_FromLong(lo + (hi - lo) / 2);
-}
-
-static PyMethodDef methods[] = {{"midpoint", midpoint, METH_VARARGS, "The integer midpoint."}, {NULL, NULL, 0, NULL}};
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods};
-
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
-`,
+      'ivl/_native.c': NATIVE_C,
       'ivl/__init__.py': NATIVE_INIT,
-      'tests/test_ivl.py': `${LIB_TESTS}
-
-from ivl import centre
-
-
-def test_centre():
-    assert centre(Interval(2, 8)) == 5
-`,
+      'tests/test_ivl.py': NATIVE_TESTS,
     },
+    mustHold: ['tests/test_ivl.py::test_centre', 'tests/test_ivl.py::test_width'],
+  },
+  'compiled-extension-newer-metadata': {
+    about: "a package whose setup.py builds a compiled extension and whose pyproject.toml metadata is newer than Debian's setuptools reads (PEP 639's `license = \"MIT\"` and `license-files`: zope.interface)",
+    // Its developers' setuptools reads PEP 639; Debian's cannot, so here the build goes without those fields.
+    plainPrepare: ['sh', '-c', 'mv pyproject.toml aside.toml && /usr/bin/python3 setup.py build_ext --inplace; built=$?; mv aside.toml pyproject.toml; exit $built'],
+    files: {
+      'pyproject.toml': '[build-system]\nrequires = ["setuptools>=77"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "ivl"\nversion = "0.4.0"\nlicense = "MIT"\nlicense-files = ["LICENSE"]\ndynamic = ["readme"]\n',
+      'LICENSE': 'MIT License\n',
+      'setup.py': 'from setuptools import Extension, setup\n\nsetup(long_description="Intervals.", packages=["ivl"], ext_modules=[Extension("ivl._native", ["ivl/_native.c"])])\n',
+      'ivl/_native.c': NATIVE_C,
+      'ivl/__init__.py': NATIVE_INIT,
+      'tests/test_ivl.py': NATIVE_TESTS,
+    },
+    // Before, the build stopped at pyproject.toml's license: tests/test_ivl.py did not collect.
     mustHold: ['tests/test_ivl.py::test_centre', 'tests/test_ivl.py::test_width'],
   },
   'cython-generated-source': {

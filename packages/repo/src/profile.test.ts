@@ -69,7 +69,8 @@ describe('deriveProfile', () => {
     const script = 'from setuptools import setup, Extension\nsetup(ext_modules=[Extension("bits._bits", ["bits/_bits.c"]), Extension("bits._fast", ["bits/_fast.pyx"])])\n';
     const profile = deriveProfile({ ...listing(files), setupScript: script });
     expect(profile.install).toHaveLength(1);
-    expect(profile.install[0]?.split('\n')[1]).toMatch(/^\/usr\/bin\/python3 setup\.py build_ext --inplace \|\| echo /);
+    expect(profile.install[0]?.split('\n')[1]).toMatch(/^\{ \/usr\/bin\/python3 setup\.py build_ext --inplace \|\| \/usr\/bin\/python3 -c 'import runpy, sys$/);
+    expect(profile.install[0]).toMatch(/runpy\.run_path\("setup\.py", run_name="__main__"\)\n' build_ext --inplace; \} \|\| echo /);
     // Only the sources setup.py names: devel/bench.c is not an extension of it.
     expect(profile.install[0]).toContain('(bits/_bits.c, bits/_fast.pyx)');
     expect(profile.aptPackages).toEqual(['cython3', 'g++', 'gcc', 'python3-dev', 'python3-pytest', 'python3-setuptools']);
@@ -85,7 +86,7 @@ describe('deriveProfile', () => {
     const profile = deriveProfile({ ...listing(files), setupScript: script });
     // Before, setuptools was given pkg/_speed.c, which no checkout holds: the build failed and tests that import it did not collect.
     expect(profile.install[0]?.split('\n')[1]).toMatch(
-      /^\/usr\/bin\/python3 -m cython -3 -I pkg -o pkg\/_speed\.c pkg\/_speed\.pyx && \/usr\/bin\/python3 -m cython -3 --cplus -I pkg -o pkg\/_plus\.cpp pkg\/_plus\.pyx && \/usr\/bin\/python3 setup\.py build_ext --inplace \|\| echo /,
+      /^\/usr\/bin\/python3 -m cython -3 -I pkg -o pkg\/_speed\.c pkg\/_speed\.pyx && \/usr\/bin\/python3 -m cython -3 --cplus -I pkg -o pkg\/_plus\.cpp pkg\/_plus\.pyx && \{ \/usr\/bin\/python3 setup\.py build_ext --inplace \|\| /,
     );
     expect(profile.aptPackages).toContain('cython3');
     expect(profile.provenance['install']).toContain('Cython makes pkg/_speed.c, pkg/_plus.cpp, which setup.py names and the checkout lacks');

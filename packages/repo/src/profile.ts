@@ -268,12 +268,43 @@ function cythonOutput(script: string, file: string): string | undefined {
 }
 
 /**
+ * `setup.py` run as `python3 -c` runs it, after setuptools' pyproject.toml reader has dropped
+ * each `[project]` field that this setuptools's own schema rejects (PEP 639's `license =
+ * "MIT"` and `license-files`, newer than Debian's setuptools 66), saying which on stderr.
+ * `pip install -e .` builds with the newest setuptools, which reads them; building extensions
+ * in place needs none of them (envgen writes the installed metadata itself), while the reader
+ * that rejects them stops the whole build (zope.interface).
+ */
+const SETUP_READING_WHAT_IT_CAN = `import runpy, sys
+from setuptools.config import pyprojecttoml, _validate_pyproject as schema
+load = pyprojecttoml.load_file
+def readable(path):
+    config = load(path)
+    project = config.get("project")
+    for key in [key for key in project or {} if key != "name"]:
+        probe = {"name": "probe", key: project[key]}
+        if key != "version" and not (key == "dynamic" and "version" in project[key]):
+            probe["version"] = "0"
+        try:
+            schema.validate({"project": probe})
+        except schema.ValidationError as error:
+            del project[key]
+            print("envgen: this setuptools cannot read pyproject.toml's project.%s (%s); built without it" % (key, error.summary.splitlines()[0]), file=sys.stderr)
+    return config
+pyprojecttoml.load_file = readable
+sys.argv[0] = "setup.py"
+runpy.run_path("setup.py", run_name="__main__")
+`;
+
+/**
  * The install step that builds a project's compiled extensions in place, as `pip install -e .`
  * builds them: `setup.py build_ext --inplace`, after Cython has made the generated sources
  * setup.py names and the checkout lacks (see {@link generatedSources}), as the project's make
- * target does. A build that fails (no compiler, headers missing) says so and lets the tests
- * run: a pure-Python fallback then runs where the project has one, and a test that needs the
- * extension fails to import it, as it would for the user.
+ * target does. Where the build fails, it is tried once more with the pyproject.toml fields
+ * this setuptools cannot read left out ({@link SETUP_READING_WHAT_IT_CAN}). A build that still
+ * fails (no compiler, headers missing) says so and lets the tests run: a pure-Python fallback
+ * then runs where the project has one, and a test that needs the extension fails to import
+ * it, as it would for the user.
  */
 function buildExtensionsStep(python: string, sources: readonly string[], generated: readonly GeneratedSource[], dir: string): string {
   const named = sources.slice(0, 3).join(', ') + (sources.length > 3 ? `, ${sources.length - 3} more` : '');
@@ -281,7 +312,7 @@ function buildExtensionsStep(python: string, sources: readonly string[], generat
     const include = pyx.includes('/') ? ` -I ${quoteShellWord(pyx.slice(0, pyx.lastIndexOf('/')))}` : '';
     return `${quoteShellWord(python)} -m cython -3${output.endsWith('.cpp') ? ' --cplus' : ''}${include} -o ${quoteShellWord(output)} ${quoteShellWord(pyx)} && `;
   });
-  const build = `${cython.join('')}${quoteShellWord(python)} setup.py build_ext --inplace`;
+  const build = `${cython.join('')}{ ${quoteShellWord(python)} setup.py build_ext --inplace || ${quoteShellWord(python)} -c ${quoteShellWord(SETUP_READING_WHAT_IT_CAN)} build_ext --inplace; }`;
   return [
     `# envgen: the compiled extensions ${dir === '' ? '' : `${dir}/`}setup.py builds, built in place as \`pip install -e .\` builds them (${named})`,
     `${dir === '' ? build : `(cd ${quoteShellWord(dir)} && ${build})`} || echo 'envgen: building the compiled extensions failed (output above); tests that import them will fail' >&2`,
