@@ -761,6 +761,47 @@ def test_interval_in_a_child(tmp_path):
 `,
     },
   },
+  'terminates-forked-workers': {
+    about: 'a package whose tests fork worker processes and end them with SIGTERM while their results wait unread (a multiprocessing pool\'s `terminate()`, joblib)',
+    mustHold: ['tests/test_workers.py::test_terminate_a_worker_with_unread_results', 'tests/test_workers.py::test_total_in_a_worker'],
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_workers.py': `import multiprocessing
+import signal
+import time
+
+from ivl import total
+
+FORK = multiprocessing.get_context("fork")
+
+
+def fill(queue):
+    for _ in range(8):
+        queue.put(b"x" * 1_000_000)
+    time.sleep(60)
+
+
+def test_terminate_a_worker_with_unread_results():
+    queue = FORK.Queue()
+    worker = FORK.Process(target=fill, args=(queue,))
+    worker.start()
+    time.sleep(0.3)
+    worker.terminate()
+    worker.join(5)
+    try:
+        assert worker.exitcode == -signal.SIGTERM
+    finally:
+        worker.kill()
+        worker.join()
+
+
+def test_total_in_a_worker():
+    with FORK.Pool(2) as pool:
+        assert pool.map(total, [[1, 2], [3, 4, 5]]) == [3, 12]
+`,
+    },
+  },
   'django-runner-app': {
     about: "a Django app whose developers run its TestCases with Django's own runner (runtests.py names the settings module), which pytest alone cannot import",
     // Plain pytest as a Django user runs such a suite with it: pytest-django given the settings.

@@ -1001,6 +1001,18 @@ def _interrupt_on_sigterm(signum, frame):
     raise KeyboardInterrupt("SIGTERM")
 
 
+def _sigterm_default_in_child():
+    """A process the suite forks (a multiprocessing worker) ends at SIGTERM, as without envgen:
+    the handler is the pytest process's own. Raised in a worker, its KeyboardInterrupt ran the
+    worker's exit handlers, which can wait forever (joining a queue's feeder thread blocked on a
+    full pipe), so a pool's ``terminate()`` never returned (joblib's multiprocessing tests)."""
+    if signal.getsignal(signal.SIGTERM) is _interrupt_on_sigterm:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_sigterm_default_in_child)
+
+
 def _put_scripts_on_path(config):
     """The project's console scripts first on PATH, for tests that run them by name."""
     scripts = os.environ.get(_SCRIPTS_ENV)
