@@ -802,6 +802,24 @@ def test_total_in_a_worker():
 `,
     },
   },
+  'session-watchdog': {
+    about: "a conftest that arms faulthandler's watchdog for the whole session and cancels it at the end (joblib: `dump_traceback_later(30 * 60, exit=True)`), a thread of faulthandler's own",
+    resumes: true,
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'conftest.py': `import faulthandler
+
+
+def pytest_configure(config):
+    faulthandler.dump_traceback_later(30 * 60, exit=True)
+
+
+def pytest_unconfigure(config):
+    faulthandler.cancel_dump_traceback_later()
+`,
+    },
+  },
   'django-runner-app': {
     about: "a Django app whose developers run its TestCases with Django's own runner (runtests.py names the settings module), which pytest alone cannot import",
     // Plain pytest as a Django user runs such a suite with it: pytest-django given the settings.

@@ -17,7 +17,7 @@ import types
 
 import pytest
 
-from envgen_warm import runs
+from envgen_warm import runs, watchdog
 from envgen_warm.caches import _import_changed_plain
 from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _fresh_headroom, _high_socket, _kill_others, _wait_group
 from envgen_warm.startup import _COMPILED, _RAN, _SERVED
@@ -70,9 +70,10 @@ def _identity(fd_or_path):
 
 
 def _native_threads():
-    """How many threads this process has, those started outside Python included."""
+    """How many threads this process has, those started outside Python included, faulthandler's
+    watchdog excepted (the server's forks carry it over: see envgen_warm.watchdog)."""
     try:
-        return len(os.listdir("/proc/self/task"))
+        return len(os.listdir("/proc/self/task")) - watchdog.running()
     except OSError:
         return 1
 
@@ -353,7 +354,7 @@ class _Collector:
                 return
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        pid = watchdog.fork()
         if pid == 0:
             self.role = "checkpoint"
             self.index = index
@@ -516,7 +517,7 @@ class _Collector:
                     continue
             sys.stdout.flush()
             sys.stderr.flush()
-            pid = os.fork()
+            pid = watchdog.fork()
             if pid == 0:
                 self.role = "child"
                 self._enter_child(request, swaps)
@@ -712,7 +713,7 @@ def _collect(request, root, connection):
     pairs = [tuple(_high_socket(end) for end in socket.socketpair()) for _ in nodeids]
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    pid = watchdog.fork()
     if pid == 0:
         try:
             control.close()

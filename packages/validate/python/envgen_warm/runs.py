@@ -13,6 +13,7 @@ import time
 import pytest
 
 import envgen_pytest
+from envgen_warm import watchdog
 from envgen_warm.caches import _import_changed_plain
 from envgen_warm.tracing import _SuiteTracer, _write_analysis
 
@@ -164,7 +165,7 @@ def _limit_counts():
 
 
 def _run(request, root):
-    pid = os.fork()
+    pid = watchdog.fork()
     if pid == 0:
         try:
             os.setpgid(0, 0)
