@@ -277,6 +277,18 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it('names the module a conftest imports at start that nothing installed holds (urllib3, tox)', async () => {
+    const tree = await writeFixtureRepo({ 'tests/conftest.py': 'import not_installed_anywhere.server\n', 'tests/test_one.py': 'def test_one():\n    pass\n' });
+    try {
+      await expect(buildBaseline({ worktree: tree, commit: 'e'.repeat(40), profile: fixtureProfile(), sandboxProvider: provider, home })).rejects.toMatchObject({
+        code: 'test-run-failed',
+        message: expect.stringMatching(/the conftest \S+tests\/conftest\.py imports not_installed_anywhere when it starts, and no not_installed_anywhere is installed where the tests run: install it there/),
+      });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('runs no suite where the config is native TOML and this pytest is older than it needs, and says what to do', async () => {
     const tree = await writeFixtureRepo({ 'pyproject.toml': '[tool.pytest]\npython_classes = ["*Check"]\n', 'tests/test_one.py': 'class OneCheck:\n    def test_one(self):\n        pass\n' });
     const opened = provider.opened;

@@ -162,6 +162,24 @@ function missingInstalledName(output: string): { name: string; module: string; f
   return last === undefined ? undefined : { name: last[1] ?? '', module: last[2] ?? '', file: last[3] ?? '' };
 }
 
+/** What Python says when an import finds no module: its name. */
+const NO_MODULE = /ModuleNotFoundError: No module named '([^']+)'/g;
+
+/** What pytest says when a conftest it loads at start fails to import: the conftest's path. */
+const CONFTEST_FAILED = /ImportError while loading conftest '([^']+)'/;
+
+/**
+ * The module pytest's start needed and no path held (the last one the output names, the cause
+ * of the others), and the conftest that imported it, where the output names one; none where it
+ * is one of the project's own modules (then the profile's import path is wrong, not the machine).
+ */
+function missingModule(output: string, profile: Profile): { module: string; conftest?: string } | undefined {
+  const module = [...output.matchAll(NO_MODULE)].at(-1)?.[1];
+  if (module === undefined || topLevelModules(profile.sourceFiles).has(module.split('.')[0] ?? '')) return undefined;
+  const conftest = CONFTEST_FAILED.exec(output)?.[1];
+  return conftest === undefined ? { module } : { module, conftest };
+}
+
 /**
  * What to deselect in a clean run past its limit: the tests that ran past the per-test limit and
  * the one it was stopped in, or, stopped between two tests, the longest that ran.
@@ -186,6 +204,7 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
   if (run.status === 'completed') return;
   const minversion = MINVERSION.exec(run.output);
   const missing = missingInstalledName(run.output);
+  const absent = missingModule(run.output, profile);
   // An option of a plugin the machine lacks (`--benchmark-skip` the profile adopted from the project's runner).
   const unknown = (/error: unrecognized arguments: (.+)/.exec(run.output)?.[1] ?? '').split(/\s+/).filter((word) => profile.testArgs.includes(word));
   const plugins = profile.aptPackages.filter((name) => name.startsWith('python3-pytest-'));
@@ -201,7 +220,9 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
             ? `the project imports ${missing.name} from ${missing.module}, and the ${missing.module} installed here (${missing.file}) has no such name: the project needs a newer ${missing.module} than this machine's. Install one the profile's python sees (the config's profiles.<owner/name>.python or aptPackages), or inject at an older commit of the project that works with this one`
             : unknown.length > 0
               ? `pytest does not know ${unknown.join(' ')}, which the profile gives it as the project does: the option of a plugin that is not installed where the tests run. Install the profile's Debian packages there (${plugins.length > 0 ? plugins.join(' ') : profile.aptPackages.join(' ')}), or give testArgs of your own (the config's profiles.<owner/name>.testArgs)`
-              : 'check the profile (python, env, testArgs, aptPackages) against the output';
+              : absent !== undefined
+                ? `${absent.conftest === undefined ? 'pytest' : `the conftest ${absent.conftest}`} imports ${absent.module} when it starts, and no ${absent.module} is installed where the tests run: install it there (the Debian package \`envgen env\` lists on its \`missing\` row, where the project declares it and Debian has one), or give the profile a python that has it (the config's profiles.<owner/name>.python)`
+                : 'check the profile (python, env, testArgs, aptPackages) against the output';
   throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
 }
 
