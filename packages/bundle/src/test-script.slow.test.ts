@@ -4,15 +4,28 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectProfile } from '@envgen/repo';
+import type { Profile } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import { bundleRunLimits, createBundleRunner } from './bundle-runner.js';
 import { CALC_REPO, writeTree } from './test-fixtures.js';
 import { makeTestParser, makeTestScript } from './test-script.js';
+import { SHADOWED_NAMESPACE, SHADOWED_NAMESPACE_ENV } from '../../../test/support/shadowed-namespace.js';
 
 const trees: string[] = [];
 afterAll(async () => {
   for (const tree of trees) await rm(tree, { recursive: true, force: true });
 });
+
+/** A runner of an empty bundle's test_script.sh and test_parser.py for `profile`, in the local sandbox. */
+function cleanRunner(repo: string, profile: Profile) {
+  return createBundleRunner({
+    bundle: { 'bug_inject.diff': '', 'test_weaken.diff': '', 'test_files.txt': '', 'test_script.sh': makeTestScript(profile), 'test_parser.py': makeTestParser() },
+    worktree: repo,
+    python: profile.python,
+    sandboxProvider: createSandboxProvider('local'),
+    limits: { scriptTimeoutMs: 60_000, parserTimeoutMs: 30_000, maxOutputBytes: 1024 ** 2 },
+  });
+}
 
 describe('test_script.sh and test_parser.py', () => {
   it('report every real pytest outcome by node id, ids with spaces, brackets and " - " included', async () => {
@@ -23,13 +36,7 @@ describe('test_script.sh and test_parser.py', () => {
     });
     trees.push(repo);
     const profile = { ...(await detectProfile(repo)), env: { CALC_MODE: "it's fine" } };
-    const runner = await createBundleRunner({
-      bundle: { 'bug_inject.diff': '', 'test_weaken.diff': '', 'test_files.txt': '', 'test_script.sh': makeTestScript(profile), 'test_parser.py': makeTestParser() },
-      worktree: repo,
-      python: profile.python,
-      sandboxProvider: createSandboxProvider('local'),
-      limits: { scriptTimeoutMs: 60_000, parserTimeoutMs: 30_000, maxOutputBytes: 1024 ** 2 },
-    });
+    const runner = await cleanRunner(repo, profile);
     try {
       const run = await runner.run('clean', []);
       expect(run).toEqual({
@@ -54,6 +61,19 @@ describe('test_script.sh and test_parser.py', () => {
           'tests/test_ops.py::test_skipped': 'skipped',
         },
       });
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it("import the tree's portion of a namespace package an installed copy's -nspkg.pth made first, in pytest and in the processes tests start (zope.interface)", async () => {
+    const repo = await writeTree(SHADOWED_NAMESPACE);
+    trees.push(repo);
+    const profile = { ...(await detectProfile(repo)), env: SHADOWED_NAMESPACE_ENV, testArgs: ['tests'] };
+    const runner = await cleanRunner(repo, profile);
+    try {
+      // Plain pytest imports the installed copy (41): both tests fail there.
+      expect(await runner.run('clean', [])).toMatchObject({ ok: true, results: { 'tests/test_ns.py::test_answer': 'passed', 'tests/test_ns.py::test_answer_in_a_child': 'passed' } });
     } finally {
       await runner.close();
     }

@@ -14,11 +14,37 @@ import pytest
 _out = os.fdopen(os.dup(1), "w", encoding="utf-8")
 
 
+# The tree's portions first in the namespace packages an installed distribution's -nspkg.pth
+# made before the tree was searched (Debian's python3-zope.interface), as an editable install
+# of the project has them; their names.
+def _tree_namespaces_first(directories):
+    fixed = []
+    stdlib = sysconfig.get_paths()["stdlib"] + os.sep
+    for directory in directories:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            module = sys.modules.get(name)
+            search = getattr(module, "__path__", None)
+            portion = os.path.join(directory, name)
+            if not isinstance(search, list) or portion in search or (getattr(module, "__file__", None) or "").startswith(stdlib):
+                continue
+            if not os.path.isdir(portion) or os.path.exists(os.path.join(portion, "__init__.py")):
+                continue
+            search.insert(0, portion)
+            fixed.append(name)
+    return fixed
+
+
 # The project importable in the processes the tests start, wherever they start and whatever
-# they do with PYTHONPATH, as \`pip install -e .\` makes it: a .pth in a user site of its own.
+# they do with PYTHONPATH, as \`pip install -e .\` makes it: a .pth in a user site of its own,
+# which imports those namespace packages from the tree before the site directories' .pth run.
 def _install_project():
     root = os.getcwd()
-    lines = [os.path.join(root, entry) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry] + [root]
+    directories = [os.path.join(root, entry) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry] + [root]
+    lines = directories + ["import %s" % name for name in _tree_namespaces_first(directories)]
     if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
         lines.append("import site; site.addsitedir(%r)" % site.getusersitepackages())
     base = tempfile.mkdtemp(prefix="envgen-site-")

@@ -1025,6 +1025,35 @@ def _put_scripts_on_path(config):
         os.environ["PATH"] = directory + os.pathsep + path
 
 
+def _tree_namespaces_first(directories):
+    """The tree's portions first in the namespace packages an installed distribution made
+    before any path of the tree was looked at; their names.
+
+    setuptools' ``-nspkg.pth`` files (Debian's python3-zope.interface has one) make the
+    namespace package a module whose ``__path__`` is a list of the site directory's portion
+    alone, when the interpreter starts: ``src/zope`` was never searched, and the tests
+    imported the installed copy of the project (zope.interface: 20 test files did not
+    collect). An editable install of the project makes its tree's portion the one imported."""
+    fixed = []
+    stdlib = sysconfig.get_paths()["stdlib"] + os.sep
+    for directory in directories:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            module = sys.modules.get(name)
+            search = getattr(module, "__path__", None)
+            portion = os.path.join(directory, name)
+            if not isinstance(search, list) or portion in search or (getattr(module, "__file__", None) or "").startswith(stdlib):
+                continue
+            if not os.path.isdir(portion) or os.path.exists(os.path.join(portion, "__init__.py")):
+                continue
+            search.insert(0, portion)
+            fixed.append(name)
+    return fixed
+
+
 def _install_project():
     """The project importable in the processes its tests start, as an editable install makes it.
 
@@ -1039,7 +1068,10 @@ def _install_project():
     import tempfile
 
     root = os.getcwd()
-    lines = [os.path.join(root, entry) for entry in entries.split(os.pathsep) if entry] + [root]
+    directories = [os.path.join(root, entry) for entry in entries.split(os.pathsep) if entry] + [root]
+    # A child imports such a namespace package from the tree's paths, before the site
+    # directories' .pth files run (a user site's run first): theirs then add to it.
+    lines = directories + ["import %s" % name for name in _tree_namespaces_first(directories)]
     # The user site a child would have used still works in it.
     if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
         lines.append("import site; site.addsitedir(%r)" % site.getusersitepackages())

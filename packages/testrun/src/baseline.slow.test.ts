@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baselinePath, buildBaseline, loadCachedBaseline } from './baseline.js';
 import { coveredEntities } from './summary.js';
 import { fixtureProfile, writeFixtureRepo } from './test-helpers.js';
+import { SHADOWED_NAMESPACE, SHADOWED_NAMESPACE_ENV } from '../../../test/support/shadowed-namespace.js';
 import type { Baseline } from './types.js';
 
 /** The real local provider, counting the sandboxes it opens. */
@@ -184,6 +185,20 @@ describe('buildBaseline in the local sandbox', () => {
     const refreshed = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home, cache: 'refresh' });
     expect(provider.opened).toBe(7);
     expect(refreshed.coverage).toEqual(baseline.coverage);
+  });
+
+  it("imports the tree's portion of a namespace package an installed copy's -nspkg.pth made first, in pytest and in the processes tests start (zope.interface)", async () => {
+    const tree = await writeFixtureRepo(SHADOWED_NAMESPACE);
+    try {
+      // Plain pytest imports the installed copy (41): both tests fail there.
+      const baseline = await buildBaseline({ worktree: tree, commit: 'a'.repeat(40), profile: fixtureProfile({ env: SHADOWED_NAMESPACE_ENV }), sandboxProvider: provider, home });
+      expect(Object.fromEntries(Object.entries(baseline.results).map(([id, result]) => [id, result.outcome]))).toEqual({
+        'tests/test_ns.py::test_answer': 'passed',
+        'tests/test_ns.py::test_answer_in_a_child': 'passed',
+      });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
   });
 
   it('runs the suite again when a package it imports was installed after the cached baseline was made', async () => {
