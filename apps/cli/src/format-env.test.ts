@@ -28,6 +28,13 @@ describe("envgen env's report", () => {
     expect(text).toContain('collection  tests/test_agate.py: locale.Error: unsupported locale setting: a locale this machine has not generated: apt-get install -y locales-all');
     expect(text).toContain('2 × locale.Error: unsupported locale setting (tests/test_x.py::test_a, …): a locale this machine has not generated: apt-get install -y locales-all');
   });
+
+  it("says why tests that read the project's own git repository fail (gitpython-developers/GitPython's rorepo)", () => {
+    const failing = [{ reason: 'git.exc.InvalidGitRepositoryError: /tmp/repo', count: 615, example: 'test/test_commit.py::TestCommit::test_bake' }];
+    const text = formatEnvReport(report({ passed: 103, error: 615 }, { failing }));
+    expect(text).toContain("615 × git.exc.InvalidGitRepositoryError: /tmp/repo (test/test_commit.py::TestCommit::test_bake, …): they read the project's own git repository");
+    expect(text).toContain('in the tree without its history (a history would show the fix): these tests are in no instance');
+  });
 });
 
 describe("envgen env's verdict", () => {

@@ -26,8 +26,8 @@ function describeProfile(report: EnvReport): string[] {
 const FAILURE_GROUPS_SHOWN = 5;
 
 /**
- * Exceptions that say a clean test fails for want of something on the machine, not in the
- * code, and what to do about it.
+ * Exceptions that say a clean test fails for want of something on the machine or in envgen's
+ * environments, not in the code, and what to do about it (or why nothing can be done).
  */
 const MACHINE_CAUSES: ReadonlyArray<{ pattern: RegExp; fix: (install: string) => string }> = [
   { pattern: /^locale\.Error: unsupported locale setting/, fix: (install) => `a locale this machine has not generated: ${install} locales-all` },
@@ -35,10 +35,15 @@ const MACHINE_CAUSES: ReadonlyArray<{ pattern: RegExp; fix: (install: string) =>
     pattern: /Temporary failure in name resolution|Name or service not known|Network is unreachable|No address associated with hostname/,
     fix: () => 'the sandbox has no network: deselect them (a profile file\'s "deselect")',
   },
+  {
+    // GitPython's tests open its own clone (`rorepo`) and read commits of its history.
+    pattern: /InvalidGitRepositoryError|fatal: not a git repository/,
+    fix: () => "they read the project's own git repository, and envgen runs the tests, as the task environments hold them, in the tree without its history (a history would show the fix): these tests are in no instance",
+  },
 ];
 
 /**
- * What the machine lacks for a test that failed, or a test file that did not collect, with
+ * What the machine or envgen's environments lack for a test that failed, or a test file that did not collect, with
  * `message` (its exception line), and how to get it (`: a locale this machine has not
  * generated: apt-get install -y locales-all`), or '' when the message names no such cause.
  */
