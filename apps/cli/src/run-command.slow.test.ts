@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,7 +92,17 @@ describe('envgen run', () => {
   it('runs the baseline offline on every task, records each outcome in the pool and writes the trajectories', async () => {
     const { home, tasks } = await makeHome();
     const settings = resolveConfig({ env: { ENVGEN_HOME: home }, cwd: home });
-    const report = await runRun({ solver: 'baseline', attempts: 2 }, settings, silentLogger, quiet);
+    // A temporary directory of this run's own: another envgen on the machine may hold checkouts in the shared one.
+    const scratch = mkdtempSync(join(tmpdir(), 'envgen-run-tmp-'));
+    const savedTmpdir = process.env['TMPDIR'];
+    process.env['TMPDIR'] = scratch;
+    let report: Awaited<ReturnType<typeof runRun>>;
+    try {
+      report = await runRun({ solver: 'baseline', attempts: 2 }, settings, silentLogger, quiet);
+    } finally {
+      if (savedTmpdir === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = savedTmpdir;
+    }
     expect(report).toMatchObject({ solver: 'baseline', model: null, instances: 2, rollouts: 4, scored: 4, errors: 0, meanReward: 3, solveRate: 1 });
     expect(report.levels).toEqual({ file: 1, module: 1, entity: 1 });
     expect(readRuns(home, 'solver')).toEqual([expect.objectContaining({ runId: report.runId, solver: 'baseline', model: null, scored: 4, levels: report.levels })]);
@@ -104,7 +114,8 @@ describe('envgen run', () => {
     for (const task of tasks) expect(pool.stats(task.instance_id)).toEqual({ attempts: 2, solved: 2, meanReward: 3, solveRate: 1 });
     pool.close();
     // The checkouts are gone.
-    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('envgen-checkouts-')).length).toBe(0);
+    expect(readdirSync(scratch).filter((name) => name.startsWith('envgen-checkouts-'))).toEqual([]);
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   it('drives the agent through an OpenAI-compatible server, scores each episode, and leaves endpoint failures unrecorded', async () => {
