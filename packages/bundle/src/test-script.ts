@@ -1,60 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ERROR_CODES, EnvgenError } from '@envgen/core';
 import { quoteShellWord } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
+import { PYTEST_SUPPORT_DIR } from '@envgen/testrun';
 
 /** Prefix of the one line test_script.sh prints per test; a JSON object follows it. */
 export const RESULT_MARKER = 'ENVGEN-TEST ';
 
+// What envgen's own runs do alike (the project importable in the processes the tests start, as
+// an editable install makes it; Hypothesis's seed), from the module envgen's pytest plugin
+// imports: the script runs without envgen, so it carries the module's text.
+const PROJECT_SUPPORT = readFileSync(join(PYTEST_SUPPORT_DIR, 'envgen_project.py'), 'utf8').trimEnd();
+
 // A pytest plugin passed to pytest.main: one marker line per test with its node id as JSON,
 // so ids with spaces, brackets, " - " or non-ASCII survive. It writes to a duplicate of the
 // original stdout, which pytest's output capturing does not redirect.
-const REPORTER = `import atexit, json, os, shutil, site, sys, sysconfig, tempfile
+const REPORTER = `import json, os, sys
 import pytest
 
 _out = os.fdopen(os.dup(1), "w", encoding="utf-8")
 
 
-# The tree's portions first in the namespace packages an installed distribution's -nspkg.pth
-# made before the tree was searched (Debian's python3-zope.interface), as an editable install
-# of the project has them; their names.
-def _tree_namespaces_first(directories):
-    fixed = []
-    stdlib = sysconfig.get_paths()["stdlib"] + os.sep
-    for directory in directories:
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError:
-            continue
-        for name in names:
-            module = sys.modules.get(name)
-            search = getattr(module, "__path__", None)
-            portion = os.path.join(directory, name)
-            if not isinstance(search, list) or portion in search or (getattr(module, "__file__", None) or "").startswith(stdlib):
-                continue
-            if not os.path.isdir(portion) or os.path.exists(os.path.join(portion, "__init__.py")):
-                continue
-            search.insert(0, portion)
-            fixed.append(name)
-    return fixed
-
-
-# The project importable in the processes the tests start, wherever they start and whatever
-# they do with PYTHONPATH, as \`pip install -e .\` makes it: a .pth in a user site of its own,
-# which imports those namespace packages from the tree before the site directories' .pth run.
-def _install_project():
-    root = os.getcwd()
-    directories = [os.path.join(root, entry) for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry] + [root]
-    lines = directories + ["import %s" % name for name in _tree_namespaces_first(directories)]
-    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
-        lines.append("import site; site.addsitedir(%r)" % site.getusersitepackages())
-    base = tempfile.mkdtemp(prefix="envgen-site-")
-    owner = os.getpid()
-    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(base, ignore_errors=True))
-    directory = sysconfig.get_path("purelib", os.name + "_user", {"userbase": base})
-    os.makedirs(directory)
-    with open(os.path.join(directory, "envgen-project.pth"), "w", encoding="utf-8") as handle:
-        handle.write("\\n".join(lines) + "\\n")
-    os.environ["PYTHONUSERBASE"] = base
+${PROJECT_SUPPORT}
 
 
 def _emit(nodeid, outcome):
@@ -66,16 +34,10 @@ class EnvgenReporter:
     def __init__(self):
         self.outcomes = {}
 
-    # Hypothesis draws the same examples every run unless the project sets its own seed: what
-    # --hypothesis-seed=0 does, once the tests have imported Hypothesis (the option would make
-    # its plugin import it when pytest starts, which plain pytest does not).
+    # Hypothesis draws the same examples every run unless the project sets its own seed.
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
-        if getattr(item.config.option, "hypothesis_seed", "") is not None:
-            return
-        core = sys.modules.get("hypothesis.core")
-        if core is not None and getattr(core, "global_force_seed", 0) is None:
-            core.global_force_seed = 0
+        pin_hypothesis_seed(item.config)
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call":
@@ -99,7 +61,7 @@ class EnvgenReporter:
             _emit(report.nodeid, "failed")
 
 
-_install_project()
+install_project(os.environ.get("PYTHONPATH", "").split(os.pathsep))
 sys.exit(pytest.main(sys.argv[1:], plugins=[EnvgenReporter()]))
 `;
 

@@ -81,6 +81,8 @@ import traceback
 import pytest
 from _pytest.config import ConftestImportFailure
 
+from envgen_project import install_project, pin_hypothesis_seed
+
 _RESULTS_ENV = "ENVGEN_RESULTS"
 _COVERAGE_ENV = "ENVGEN_COVERAGE"
 _TEST_TIMEOUT_ENV = "ENVGEN_TEST_TIMEOUT"
@@ -1025,80 +1027,19 @@ def _put_scripts_on_path(config):
         os.environ["PATH"] = directory + os.pathsep + path
 
 
-def _tree_namespaces_first(directories):
-    """The tree's portions first in the namespace packages an installed distribution made
-    before any path of the tree was looked at; their names.
-
-    setuptools' ``-nspkg.pth`` files (Debian's python3-zope.interface has one) make the
-    namespace package a module whose ``__path__`` is a list of the site directory's portion
-    alone, when the interpreter starts: ``src/zope`` was never searched, and the tests
-    imported the installed copy of the project (zope.interface: 20 test files did not
-    collect). An editable install of the project makes its tree's portion the one imported."""
-    fixed = []
-    stdlib = sysconfig.get_paths()["stdlib"] + os.sep
-    for directory in directories:
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError:
-            continue
-        for name in names:
-            module = sys.modules.get(name)
-            search = getattr(module, "__path__", None)
-            portion = os.path.join(directory, name)
-            if not isinstance(search, list) or portion in search or (getattr(module, "__file__", None) or "").startswith(stdlib):
-                continue
-            if not os.path.isdir(portion) or os.path.exists(os.path.join(portion, "__init__.py")):
-                continue
-            search.insert(0, portion)
-            fixed.append(name)
-    return fixed
-
-
 def _install_project():
-    """The project importable in the processes its tests start, as an editable install makes it.
+    """The project importable in the processes its tests start, as an editable install makes it
+    (``envgen_project.install_project``), where the environment names its import path.
 
     At import, from where pytest starts (the repo root): once per process tree, as a warm
     server imports this module before it forks its runs.
     """
     entries = os.environ.get(_IMPORT_PATH_ENV)
-    if entries is None:
-        return
-    import shutil
-    import site
-    import tempfile
-
-    root = os.getcwd()
-    directories = [os.path.join(root, entry) for entry in entries.split(os.pathsep) if entry] + [root]
-    # A child imports such a namespace package from the tree's paths, before the site
-    # directories' .pth files run (a user site's run first): theirs then add to it.
-    lines = directories + ["import %s" % name for name in _tree_namespaces_first(directories)]
-    # The user site a child would have used still works in it.
-    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
-        lines.append("import site; site.addsitedir(%r)" % site.getusersitepackages())
-    base = tempfile.mkdtemp(prefix="envgen-site-")
-    owner = os.getpid()
-    atexit.register(lambda: os.getpid() == owner and shutil.rmtree(base, ignore_errors=True))
-    directory = sysconfig.get_path("purelib", os.name + "_user", {"userbase": base})
-    os.makedirs(directory)
-    with open(os.path.join(directory, "envgen-project.pth"), "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
-    os.environ["PYTHONUSERBASE"] = base
+    if entries is not None:
+        install_project(entries.split(os.pathsep))
 
 
 _install_project()
-
-
-def _pin_hypothesis_seed(config):
-    """What ``--hypothesis-seed=0`` does where Hypothesis's plugin is loaded and the project set
-    no seed, once a test module or the tests have imported Hypothesis: its plugin would import
-    Hypothesis when pytest starts, for every project, and a suite that looks at the modules
-    imported (dill's walks them all) would see Hypothesis and ``unittest.mock``, which plain
-    pytest does not import."""
-    if getattr(config.option, "hypothesis_seed", "") is not None:
-        return
-    core = sys.modules.get("hypothesis.core")
-    if core is not None and getattr(core, "global_force_seed", 0) is None:
-        core.global_force_seed = 0
 
 
 def _tree_frame(tb, root):
@@ -1131,7 +1072,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
 # Before any fixture: a fixture may draw examples too.
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    _pin_hypothesis_seed(item.config)
+    pin_hypothesis_seed(item.config)
 
 
 @pytest.hookimpl(tryfirst=True)
