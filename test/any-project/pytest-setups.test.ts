@@ -78,12 +78,15 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
         expect(instances.some((instance) => instance?.FAIL_TO_PASS.some((id) => id.startsWith(prefix)))).toBe(true);
       }
       // One truth: the bundle's own script and parser, run cold in the sandbox, see exactly the
-      // validator's FAIL_TO_PASS (two kept bugs per shape keep the suite quick).
+      // validator's FAIL_TO_PASS, but for tests counted flaky, which are in neither set (a
+      // multiprocessing pool that hangs now and then on a busy machine; two kept bugs per
+      // shape keep the suite quick).
+      const flaky = new Set([...baseline.flaky, ...(report.cleanRun?.flaky ?? []), ...report.warmFlaky, ...report.flipped]);
       for (const instance of instances.slice(0, 2)) {
         const bundle = pool.readBundle(instance?.instance_id ?? '');
         const checked = await checkBundle({ bundle, worktree: worktree.path, profile, sandboxProvider: provider });
         expect(checked.checks.filter((check) => !check.passed)).toEqual([]);
-        expect([...checked.brokenTests].sort()).toEqual(instance?.FAIL_TO_PASS);
+        expect(checked.brokenTests.filter((id) => !flaky.has(id)).sort()).toEqual(instance?.FAIL_TO_PASS);
       }
     } finally {
       pool.close();

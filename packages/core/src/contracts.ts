@@ -44,7 +44,17 @@ export type RejectionReason =
 
 /** The validation verdict of one candidate. */
 export type Verdict =
-  | { kind: 'instance'; failToPass: string[]; passToPass: string[] }
+  | {
+      kind: 'instance';
+      failToPass: string[];
+      passToPass: string[];
+      /**
+       * Tests counted flaky (in neither set) that failed in this verdict's run, absent when
+       * none: no part of the instance, but the weakening deletes them too, so that the bug is
+       * hidden from the weakened suite also in the runs where they do not flake.
+       */
+      flakyFailing?: string[];
+    }
   | { kind: 'rejected'; reason: RejectionReason; detail: string };
 
 /** Per-file gold localization of a fix (DESIGN.md "Gold localization"). */

@@ -91,7 +91,10 @@ function learnFacts(options: Pick<ValidatorOptions, 'baseline' | 'profile'>, ana
   }
   const unstable = new Set(stable.filter((nodeId) => results[nodeId]?.outcome !== 'passed'));
   return {
-    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, alwaysRun: new Set([...analysis.spawning, ...(options.baseline.untraced ?? [])]), cleanEntities: entities },
+    // A test the baseline counts flaky may have failed in its coverage run before it reached
+    // the code a bug changes: it can observe any change, and a verdict must see whether the bug
+    // breaks it (the weakening deletes such a test too, see `flakyFailing`).
+    plan: { sourceFiles: new Set(options.profile.sourceFiles), coverage, outside, alwaysRun: new Set([...analysis.spawning, ...(options.baseline.untraced ?? []), ...options.baseline.flaky]), cleanEntities: entities },
     unstable,
   };
 }

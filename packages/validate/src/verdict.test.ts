@@ -37,6 +37,17 @@ describe('verdicts', () => {
     expect(verdictOfRun(stamped, gone)).toEqual({ kind: 'instance', failToPass: ['t::p[10:00:01]', 't::p[fixed]'], passToPass: ['t::a'] });
   });
 
+  it('names the tests counted flaky that failed in the run, in neither set, so the weakening can delete them too', () => {
+    const failed = { outcome: 'failed' as const, duration: 0 };
+    const passed = { outcome: 'passed' as const, duration: 0 };
+    const run = { status: 'completed' as const, seconds: 1, output: '', results: { 't::a': failed, 't::b': passed, 't::flaky': failed, 't::c': passed } };
+    expect(verdictOfRun(baseline, run)).toEqual({ kind: 'instance', failToPass: ['t::a'], passToPass: ['t::b', 't::c'], flakyFailing: ['t::flaky'] });
+    // A flaky test that passed, or that the run did not reach (it resumed after it), is not named.
+    expect(verdictOfRun(baseline, { ...run, results: { ...run.results, 't::flaky': passed } })).toEqual({ kind: 'instance', failToPass: ['t::a'], passToPass: ['t::b', 't::c'] });
+    const { 't::flaky': _, ...resumed } = run.results;
+    expect(verdictOfRun(baseline, { ...run, results: resumed })).not.toHaveProperty('flakyFailing');
+  });
+
   it('counts failed, errored and vanished stable tests as FAIL_TO_PASS, skipped ones as neither', () => {
     expect(stablePassing(baseline)).toEqual(['t::a', 't::b', 't::c']);
     const run = { status: 'completed' as const, seconds: 1, output: '', results: { 't::a': { outcome: 'error' as const, duration: 0 }, 't::b': { outcome: 'skipped' as const, duration: 0 }, 't::flaky': { outcome: 'failed' as const, duration: 0 } } };

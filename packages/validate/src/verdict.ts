@@ -165,6 +165,7 @@ export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'watc
  * The verdict of a full-suite run with the bug, compared with the baseline. A stable test
  * stopped at its limit makes it `timeout` first: such a run ends there on purpose. Tests the
  * run names otherwise than the baseline (parameter ids made from the time) are in neither set.
+ * An instance names the tests counted flaky that failed in the run (`flakyFailing`).
  */
 export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | 'limitHit' | 'watchdog' | 'results' | 'seconds' | 'output'> & Pick<PytestRun, 'stoppedIn'>): Verdict {
   const stable = stableIn(baseline, run.results);
@@ -175,7 +176,10 @@ export function verdictOfRun(baseline: Baseline, run: Pick<TestRun, 'status' | '
   if (stopped !== undefined) {
     return { kind: 'rejected', reason: 'timeout', detail: `${stopped} (counted flaky) ran past the per-test limit and the run ended there, before the tests after it` };
   }
-  return verdictOfStatus(run) ?? judgeResults(stable, run.results);
+  const verdict = verdictOfStatus(run) ?? judgeResults(stable, run.results);
+  if (verdict.kind !== 'instance') return verdict;
+  const flakyFailing = baseline.flaky.filter((nodeId) => ['failed', 'error'].includes(run.results[nodeId]?.outcome ?? 'missing'));
+  return flakyFailing.length === 0 ? verdict : { ...verdict, flakyFailing };
 }
 
 /**
