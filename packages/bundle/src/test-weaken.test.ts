@@ -419,6 +419,36 @@ describe('makeTestWeaken', () => {
     expect(out.split('\n').filter((line) => line.includes('::'))).toEqual(['test_made.py::test_made::c.data', 'test_made.py::test_made::b.data', 'test_all.py::test_case::c.data', 'test_all.py::test_case::a.data']);
   });
 
+  it("deselects the items a conftest's pytest_collect_file makes of data files, one named '' included (pygments' golden files)", async () => {
+    const conftest = [
+      'import pytest',
+      '',
+      '',
+      'class GoldenItem(pytest.Item):',
+      '    def runtest(self):',
+      '        pass',
+      '',
+      '',
+      'class GoldenFile(pytest.File):',
+      '    def collect(self):',
+      '        yield GoldenItem.from_parent(self, name="")',
+      '',
+      '',
+      'def pytest_collect_file(parent, file_path):',
+      '    if file_path.suffix == ".moon":',
+      '        return GoldenFile.from_parent(parent, path=file_path)',
+      '',
+    ].join('\n');
+    const files = { 'tests/examplefiles/conftest.py': conftest, 'tests/examplefiles/moon/a.moon': 'x = 1\n', 'tests/examplefiles/moon/b.moon': 'y = 2\n' };
+    const ids = ['tests/examplefiles/moon/a.moon::'];
+    const { after, removed, testFiles, unresolved } = await weakened(files, ids, { testFiles: ['tests/examplefiles/conftest.py'] });
+    expect(unresolved).toEqual([]);
+    expect(removed).toEqual([{ nodeId: ids[0], kind: 'collected', file: 'tests/examplefiles/conftest.py', qualifiedName: '', line: 0 }]);
+    expect(testFiles).toEqual(['tests/examplefiles/conftest.py']);
+    const out = pytestOn({ ...files, ...after }, ['--collect-only', '-q', 'tests']);
+    expect(out.split('\n').filter((line) => line.includes('::'))).toEqual(['tests/examplefiles/moon/b.moon::']);
+  });
+
   it('is deterministic', async () => {
     const ids = ['tests/test_f.py::TestGroup::test_b', 'tests/test_f.py::test_plain'];
     const one = await makeTestWeaken({ readFile: readerOf({ 'tests/test_f.py': TESTS }), failToPass: ids, testFiles: ['tests/test_f.py'] });

@@ -483,7 +483,7 @@ function removeGeneratedTests(entries: ReadonlyArray<[string | null, string]>): 
  * Whether a test with no definition of its own a weakening can delete is one it can deselect:
  * one a collector of the project's own made (a conftest's `pytest_pycollect_makeitem` turning
  * a function into one item per data file, as PyYAML's legacy tests, the function defined or
- * made at import; `pytest_collect_file` items of a non-Python file), or a doctest in a
+ * made at import; `pytest_collect_file` items of a non-Python file, named or not), or a doctest in a
  * module's docstrings (`--doctest-modules`).
  */
 async function isCollectedTest(resolver: DefinitionResolver, testFiles: ReadonlySet<string>, parts: NodeIdParts): Promise<boolean> {
@@ -491,7 +491,8 @@ async function isCollectedTest(resolver: DefinitionResolver, testFiles: Readonly
   const [outer] = parts.classes;
   // Its owner is no class of the source: a function (through star imports too) or one made at import.
   const ownedByNoClass = module !== null && outer !== undefined && (await resolver.lookup(module, [outer], 'class_definition', 0, true)) === null;
-  const collectsFile = !parts.file.endsWith('.py') && parts.name !== '' && !isDoctestTextId(parts);
+  // An item may have an empty name (pygments' golden files: `tests/examplefiles/moon/example.moon::`).
+  const collectsFile = !parts.file.endsWith('.py') && !isDoctestTextId(parts);
   // A docstring's examples (`ordered_set/__init__.py::ordered_set.OrderedSet.index`): a source
   // file's text, which a weakening never edits.
   return ownedByNoClass || collectsFile || isModuleDoctest(parts);
