@@ -232,12 +232,13 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
   // Every warm clean run of the suite: a stable test that passed in one and not in another flips.
   const warmRuns: Readonly<Record<string, { outcome: string }>>[] = [];
   /**
-   * Whether a warm clean run ended at a stable test past its own limit, before tests it never
-   * ran: a hang the baseline's runs did not have (a multiprocessing pool under load). Such a run
-   * says nothing of how the later tests behave warm and leaves no checkpoint past the hang.
+   * Whether a warm clean run ended at a stable test past its own limit: a hang the baseline's
+   * runs did not have (a multiprocessing pool under load). Such a run says nothing of how the
+   * later tests behave warm and leaves no checkpoint past the hang; in the suite's last test,
+   * it alone would count that test as behaving otherwise warm.
    */
   const stoppedAtLimit = (results: Readonly<Record<string, TestResult>> | null): results is Readonly<Record<string, TestResult>> =>
-    results !== null && stable.some((nodeId) => results[nodeId]?.timedOut === true) && stable.some((nodeId) => results[nodeId] === undefined);
+    results !== null && stable.some((nodeId) => results[nodeId]?.timedOut === true);
   /**
    * Runs a warm clean run once more where the first ended at a limit (see {@link stoppedAtLimit});
    * the first stays among the warm runs, so a test that hangs once and passes the second time
@@ -247,7 +248,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     const stopped = results(first);
     if (!stoppedAtLimit(stopped)) return first;
     warmRuns.push(stopped);
-    logger.warn('a warm clean run stopped at a test past its own limit, before tests it never ran; running it again', {
+    logger.warn('a warm clean run stopped at a test past its own limit; running it again', {
       tests: Object.keys(stopped).filter((nodeId) => stopped[nodeId]?.timedOut === true),
     });
     return again();
