@@ -77,6 +77,16 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
         const prefix = shape.failingSomewhere;
         expect(instances.some((instance) => instance?.FAIL_TO_PASS.some((id) => id.startsWith(prefix)))).toBe(true);
       }
+      if (shape.stopsEarly) {
+        // Bugs that break more tests than the config lets a run fail before it stops.
+        for (const instance of instances.filter((each) => (each?.FAIL_TO_PASS.length ?? 0) > 2).slice(0, 2)) {
+          const bugged = mkdtempSync(join(tmpdir(), 'envgen-bugged-'));
+          execFileSync('cp', ['-a', `${repo}/.`, bugged]);
+          execFileSync('git', ['apply'], { cwd: bugged, input: pool.readBundle(instance?.instance_id ?? '')['bug_inject.diff'] });
+          for (const id of instance?.FAIL_TO_PASS ?? []) expect(plainPytest(bugged, { args: [id] })[id], id).toMatch(/^(failed|error)$/);
+          execFileSync('rm', ['-rf', bugged]);
+        }
+      }
       // One truth: the bundle's own script and parser, run cold in the sandbox, see exactly the
       // validator's FAIL_TO_PASS, but for tests counted flaky, which are in neither set (a
       // multiprocessing pool that hangs now and then on a busy machine; two kept bugs per

@@ -134,6 +134,12 @@ export interface Shape {
    * project's tests run as a login shell's would, without them.
    */
   machineEnv?: Record<string, string>;
+  /**
+   * The project's config stops a run at its second failure (`--maxfail=2`): each FAIL_TO_PASS
+   * test of the first kept bugs that break more than two fails when plain pytest runs it alone on the bug's tree, where no
+   * earlier failure can stop the run before it.
+   */
+  stopsEarly?: boolean;
 }
 
 /** A setup.py that compiles ivl/_native.c into `ivl._native`, and the package that imports it. */
@@ -293,6 +299,16 @@ def test_writes_into_tree():
 `,
       'pytest.ini': '[pytest]\nfilterwarnings =\n    error\n',
     },
+  },
+  'maxfail-addopts': {
+    about: 'addopts --maxfail=2 in pytest.ini (pyeve/cerberus): a run stops after its second failure',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_more.py': LIB_TESTS.replace(/def test_/g, 'def test_more_'),
+      'pytest.ini': '[pytest]\naddopts = --maxfail=2 -rf\n',
+    },
+    stopsEarly: true,
   },
   'strict-addopts-plugins': {
     about: "setup.cfg with addopts -p <local plugin> --strict-markers -W error and the cache plugin's --cache-clear --ff (pydocstyle), xfail_strict, markers",

@@ -274,7 +274,7 @@ describe('detectProfile', () => {
       expect(profile.sourceFiles).toEqual(['libs/core/src/core/__init__.py']);
       expect(profile.testFiles).toEqual(['libs/core/tests/fixtures/sample/setup.py', 'libs/core/tests/fixtures/sample/test_sample.py', 'libs/core/tests/test_a.py', 'libs/core/tests/test_b.py']);
       expect(profile.provenance['project']).toMatch(/^libs\/core: .*holds the most test modules \(3\), before libs\/cli \(1\)/);
-      expect(profile.provenance['testArgs.addopts']).toBe('addopts from libs/core/pyproject.toml [tool.pytest.ini_options] without plugin options: --cov=core');
+      expect(profile.provenance['testArgs.addopts']).toBe("addopts from libs/core/pyproject.toml [tool.pytest.ini_options] without the options envgen's runs leave out (plugins', stopping at a failure): --cov=core");
       // A profile's "project" picks another; without a pytest config pytest stops looking for conftests there.
       const cli = await detectProfile(repo, { overrides: [{ source: 'profile file p.json', values: { project: 'libs/cli' } }] });
       expect(cli.testArgs).toEqual(['--confcutdir', 'libs/cli', 'libs/cli/tests']);

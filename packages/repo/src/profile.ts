@@ -462,7 +462,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     const { kept, dropped, ini } = filterAddopts(settings.addopts, isProjectModule, withPlugins);
     if (dropped.length) {
       testArgs.push('-o', `addopts=${joinShellWords(kept)}`, ...ini.flatMap((value) => ['-o', value]));
-      provenance['testArgs.addopts'] = `addopts from ${settings.source} without plugin options: ${dropped.join(' ')}${ini.length > 0 ? ` (given as ${ini.map((value) => `-o ${value}`).join(' ')}, which only warns without the plugin)` : ''}`;
+      provenance['testArgs.addopts'] = `addopts from ${settings.source} without the options envgen's runs leave out (plugins', stopping at a failure): ${dropped.join(' ')}${ini.length > 0 ? ` (given as ${ini.map((value) => `-o ${value}`).join(' ')}, which only warns without the plugin)` : ''}`;
     }
   }
   if (settings && turnsWarningsIntoErrors(settings) && !override.testArgs) {

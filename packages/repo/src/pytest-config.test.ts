@@ -110,6 +110,19 @@ describe('filterAddopts', () => {
     });
   });
 
+  it('drops the options that stop a run at a failure, alone or in a cluster of short flags, and keeps clusters whose x is a value', () => {
+    expect(filterAddopts(['--maxfail=2', '-rf', '--maxfail', '3', '-x', '--exitfirst', '--sw', '--stepwise-skip'])).toEqual({
+      kept: ['-rf'],
+      dropped: ['--maxfail=2', '--maxfail', '3', '-x', '--exitfirst', '--sw', '--stepwise-skip'],
+      ini: [],
+    });
+    expect(filterAddopts(['-vx', '-xrs', '-xx', '-rxs', '-vv', '-Werror'])).toEqual({
+      kept: ['-v', '-rs', '-rxs', '-vv', '-Werror'],
+      dropped: ['-x', '-x', '-x'],
+      ini: [],
+    });
+  });
+
   it('gives a plugin option that is also an ini key as the key (a usage error without the plugin, a warning as -o)', () => {
     expect(filterAddopts(['-v', '--asyncio-mode=strict', '--asyncio-mode', 'auto'])).toEqual({
       kept: ['-v'],

@@ -154,7 +154,33 @@ const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
   [/^--(cache-clear|lf|last-failed|ff|failed-first)$/, false],
   [/^--(lfnf|last-failed-no-failures)$/, true],
   [/^--(lfnf|last-failed-no-failures)=/, false],
+  // Options that stop a run at its first (or Nth) failure (pyeve/cerberus' `--maxfail=2`): a
+  // clean run has none, but a bug's run would leave the tests after the stop unrun, and a
+  // verdict or the bundle's script would count them as broken. envgen's runs and
+  // test_script.sh run every test, as the FAIL_TO_PASS and PASS_TO_PASS a trainer scores need.
+  // (The stepwise plugin's also need the cache plugin, which both turn off.)
+  [/^(-x|--exitfirst|--sw|--stepwise|--sw-skip|--stepwise-skip)$/, false],
+  [/^--maxfail$/, true],
+  [/^--maxfail=/, false],
 ];
+
+/** pytest's short options that take no value, which a cluster (`-vx`) may join: `-x` among them stops a run. */
+const SHORT_FLAGS = new Set(['v', 'q', 's', 'l', 'x']);
+
+/**
+ * A cluster of short flags without `-x` (`-vx` → `-v`), or null where the word is no such
+ * cluster or holds no `x` (`-rxs` is `-r xs`: `-r` takes the rest as its value).
+ */
+function withoutExitFirst(word: string): string | null {
+  if (!/^-[A-Za-z]{2,}$/.test(word)) return null;
+  let rest = '';
+  for (let index = 1; index < word.length; index += 1) {
+    const letter = word[index] as string;
+    if (!SHORT_FLAGS.has(letter)) return rest.length < index - 1 ? `-${rest}${word.slice(index)}` : null;
+    if (letter !== 'x') rest += letter;
+  }
+  return rest.length === word.length - 1 ? null : rest.length === 0 ? '' : `-${rest}`;
+}
 
 /**
  * Plugin options that choose what a run of the tests runs, by the Debian package of their
@@ -188,7 +214,8 @@ const BUILTIN_PLUGINS: ReadonlySet<string> = new Set([
 
 /**
  * Splits `addopts` into what is kept and what is dropped: plugin options (coverage, xdist,
- * reruns, timeouts, linters, HTML reports) and `-p <plugin>` loads of third-party plugins,
+ * reruns, timeouts, linters, HTML reports), options that stop a run at a failure (`-x`,
+ * `--maxfail`), and `-p <plugin>` loads of third-party plugins,
  * which fail or slow runs when the plugin is absent; options a plugin also reads as an ini key
  * (`--asyncio-mode=auto`) come back as that key's value (`ini`: `asyncio_mode=auto`) for `-o`. `-p no:<plugin>`, pytest's own plugins
  * and plugins that are modules of the project (`isProjectModule`, e.g. `tests.plugin`) are
@@ -215,6 +242,12 @@ export function filterAddopts(addopts: string[], isProjectModule: (name: string)
       const value = joined ?? addopts[(i += 1)] ?? '';
       dropped.push(`${name}=${value}`);
       ini.push(`${key}=${value}`);
+      continue;
+    }
+    const cluster = withoutExitFirst(word);
+    if (cluster !== null) {
+      if (cluster !== '') kept.push(cluster);
+      dropped.push('-x');
       continue;
     }
     const match = plugins.has(SELECTING_OPTIONS.get(word) ?? '') ? undefined : PLUGIN_OPTIONS.find(([pattern]) => pattern.test(word));
