@@ -111,9 +111,9 @@ describe('filterAddopts', () => {
   });
 
   it('drops the options that stop a run at a failure, alone or in a cluster of short flags, and keeps clusters whose x is a value', () => {
-    expect(filterAddopts(['--maxfail=2', '-rf', '--maxfail', '3', '-x', '--exitfirst', '--sw', '--stepwise-skip'])).toEqual({
+    expect(filterAddopts(['--maxfail=2', '-rf', '--maxfail', '3', '-x', '--exitfirst', '--sw', '--stepwise-skip', '--pdb'])).toEqual({
       kept: ['-rf'],
-      dropped: ['--maxfail=2', '--maxfail', '3', '-x', '--exitfirst', '--sw', '--stepwise-skip'],
+      dropped: ['--maxfail=2', '--maxfail', '3', '-x', '--exitfirst', '--sw', '--stepwise-skip', '--pdb'],
       ini: [],
     });
     expect(filterAddopts(['-vx', '-xrs', '-xx', '-rxs', '-vv', '-Werror'])).toEqual({

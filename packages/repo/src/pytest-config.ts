@@ -158,8 +158,9 @@ const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
   // clean run has none, but a bug's run would leave the tests after the stop unrun, and a
   // verdict or the bundle's script would count them as broken. envgen's runs and
   // test_script.sh run every test, as the FAIL_TO_PASS and PASS_TO_PASS a trainer scores need.
-  // (The stepwise plugin's also need the cache plugin, which both turn off.)
-  [/^(-x|--exitfirst|--sw|--stepwise|--sw-skip|--stepwise-skip)$/, false],
+  // (The stepwise plugin's also need the cache plugin, which both turn off.) `--pdb` stops
+  // there too: the debugger reads the end of the run's empty input and quits the session.
+  [/^(-x|--exitfirst|--sw|--stepwise|--sw-skip|--stepwise-skip|--pdb)$/, false],
   [/^--maxfail$/, true],
   [/^--maxfail=/, false],
 ];
