@@ -155,6 +155,11 @@ const CANDIDATES: Record<string, ValidationInput> = {
   sharedFixture: mutate('shared fixture', '"two": 2', '"two": 3'),
   importTime: mutate('import time', '"reg-" + x', '"reg+" + x'),
   hang: mutate('hang', 'n -= 1', 'n += 1'),
+  // A failure whose report takes pytest longer than the test's limit to build, in code that
+  // lets the alarm's exception through (Infinidat/munch: a RecursionError in
+  // `DefaultMunch.__setattr__`, seconds to format its chain): here a cause that was never raised,
+  // which pytest formats with Python's traceback module, reading its slow `__notes__`.
+  slowReport: mutate('slow report', 'return a + b', 'raise ValueError("slow") from type("SlowToSay", (Exception,), {"__notes__": property(lambda self: __import__("time").sleep(5) or [])})()'),
   classLevel: mutate('class level', 'step = 1', 'step = 2'),
   leaksIntoTree: mutate('leak', 'open(path, "w")', 'open("leak.txt", "w")'),
   brokenImport: mutate('broken import', 'import os', 'import os_missing'),
@@ -348,12 +353,14 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
 describe('a resumed run that passes a limit', () => {
   let root: string;
   let validator: Validator;
+  let profile: Profile;
+  let baseline: Baseline;
+  const limits = { timeoutMs: 6_000, testTimeoutMs: 6_000, perTestSeconds: Object.fromEntries(ALL_TESTS.map((id) => [id, 2])) };
 
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'envgen-validate-limit-'));
-    const { profile, baseline } = await writeFixture(root, {});
+    ({ profile, baseline } = await writeFixture(root, {}));
     // The hang's 2 s pass a quarter of the run's 6 s, past which a resumed run that completes runs again from scratch.
-    const limits = { timeoutMs: 6_000, testTimeoutMs: 6_000, perTestSeconds: Object.fromEntries(ALL_TESTS.map((id) => [id, 2])) };
     validator = await createValidator({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: createSandboxProvider('local'), concurrency: 1, limits });
   });
 
@@ -366,6 +373,14 @@ describe('a resumed run that passes a limit', () => {
     const outcome = await validator.validateWithDetails(CANDIDATES['hang'] as ValidationInput);
     expect(outcome).toMatchObject({ mode: 'resumed', verdict: { kind: 'rejected', reason: 'timeout' } });
     expect(outcome.declined).toBeUndefined();
+  });
+
+  it("is a timeout, not a crash, where the limit passes while pytest builds a failure's report, on both paths", async () => {
+    const input = CANDIDATES['slowReport'] as ValidationInput;
+    const outcome = await validator.validateWithDetails(input);
+    expect(outcome).toMatchObject({ mode: 'resumed', verdict: { kind: 'rejected', reason: 'timeout', detail: expect.stringContaining('tests/test_calc.py::test_add') } });
+    const reference = await validateReference({ worktree: join(root, 'tree'), profile, baseline, sandboxProvider: createSandboxProvider('local'), limits, ...input });
+    expect(reference).toMatchObject({ kind: 'rejected', reason: 'timeout', detail: expect.stringContaining('tests/test_calc.py::test_add') });
   });
 });
 
