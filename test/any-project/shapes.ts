@@ -136,8 +136,8 @@ export interface Shape {
   machineEnv?: Record<string, string>;
   /**
    * The project's config stops a run at its second failure (`--maxfail=2`): each FAIL_TO_PASS
-   * test of the first kept bugs that break more than two fails when plain pytest runs it alone on the bug's tree, where no
-   * earlier failure can stop the run before it.
+   * test of the first kept bugs that break more than two fails when plain pytest runs it
+   * alone on the bug's tree, where no earlier failure can stop the run before it.
    */
   stopsEarly?: boolean;
 }

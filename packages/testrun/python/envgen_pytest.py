@@ -952,11 +952,11 @@ class _Plugin:
                 self.recorder.stopped_in = {"nodeid": item.nodeid, "seconds": round(time.perf_counter() - started, 3)}
             elif excinfo is not None and issubclass(excinfo[0], TestTimeout):
                 # The alarm fired in pytest's own work for the test, outside the phases that
-                # make it the test's failure: building the report of a failure (the traceback of
-                # a deep RecursionError, an exception whose str() is slow). The test failed past
-                # its limit, and the run goes on to where that stops it, as from within a phase;
-                # else pytest ends with INTERNALERROR, the test has no result, and the run reads
-                # as a crash of pytest.
+                # make it the test's failure: building the report of a failure (the chain of a
+                # deep RecursionError; a cause never raised, which pytest formats with Python's
+                # traceback module). The test failed past its limit, and the run goes on to
+                # where that stops it, as from within a phase; else pytest ends with
+                # INTERNALERROR, the test has no result, and the run reads as a crash of pytest.
                 entry = self.recorder.results.setdefault(item.nodeid, {"outcome": None, "duration": 0.0})
                 entry["outcome"] = "failed"
                 entry.setdefault("reason", str(excinfo[1]))
