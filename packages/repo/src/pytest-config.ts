@@ -174,13 +174,13 @@ const SHORT_FLAGS = new Set(['v', 'q', 's', 'l', 'x']);
  */
 function withoutExitFirst(word: string): string | null {
   if (!/^-[A-Za-z]{2,}$/.test(word)) return null;
-  let rest = '';
-  for (let index = 1; index < word.length; index += 1) {
-    const letter = word[index] as string;
-    if (!SHORT_FLAGS.has(letter)) return rest.length < index - 1 ? `-${rest}${word.slice(index)}` : null;
-    if (letter !== 'x') rest += letter;
-  }
-  return rest.length === word.length - 1 ? null : rest.length === 0 ? '' : `-${rest}`;
+  // The flags run up to the first letter that takes a value: the rest of the word is its value.
+  let end = 1;
+  while (end < word.length && SHORT_FLAGS.has(word[end] as string)) end += 1;
+  const flags = word.slice(1, end);
+  if (!flags.includes('x')) return null;
+  const rest = flags.replace(/x/g, '') + word.slice(end);
+  return rest === '' ? '' : `-${rest}`;
 }
 
 /**
