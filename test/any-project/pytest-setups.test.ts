@@ -87,6 +87,11 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
           execFileSync('rm', ['-rf', bugged]);
         }
       }
+      if (shape.finalizerErrors !== undefined) {
+        const leakCheck = shape.finalizerErrors;
+        expect(instances.some((instance) => (instance?.FAIL_TO_PASS.length ?? 0) >= 3)).toBe(true);
+        for (const instance of instances) expect(instance?.FAIL_TO_PASS).not.toContain(leakCheck);
+      }
       // One truth: the bundle's own script and parser, run cold in the sandbox, see exactly the
       // validator's FAIL_TO_PASS, but for tests counted flaky, which are in neither set (a
       // multiprocessing pool that hangs now and then on a busy machine; two kept bugs per

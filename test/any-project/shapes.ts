@@ -140,6 +140,12 @@ export interface Shape {
    * alone on the bug's tree, where no earlier failure can stop the run before it.
    */
   stopsEarly?: boolean;
+  /**
+   * A test that runs the garbage collector and uses none of the project's code: the errors of
+   * finalizers a bug's failures leave behind land in the tests that failed, in every run, so
+   * it is in no kept bug's FAIL_TO_PASS.
+   */
+  finalizerErrors?: string;
 }
 
 /** A setup.py that compiles ivl/_native.c into `ivl._native`, and the package that imports it. */
@@ -309,6 +315,81 @@ def test_writes_into_tree():
       'pytest.ini': '[pytest]\naddopts = --maxfail=2 -rf\n',
     },
     stopsEarly: true,
+  },
+  'finalizer-errors-warnings-error': {
+    about: "filterwarnings = error and objects whose finalizer raises when a bug leaves them half-made (tqdm's bars), with a later test that runs the garbage collector (a leak check)",
+    files: {
+      'bars/__init__.py': `"""Progress bars that take the first free position."""
+
+
+def free_position(taken):
+    free = set(range(len(taken) + 1)).difference(taken)
+    return min(free)
+
+
+class Bar:
+    def __init__(self, total, taken=()):
+        self.total = total
+        self.n = 0
+        self.pos = free_position(taken)
+
+    def update(self, step=1):
+        self.n = self.n + step
+        return self.n
+
+    def close(self):
+        return "closed at %d after %d of %d" % (self.pos, self.n, self.total)
+
+    def __del__(self):
+        self.close()
+`,
+      'tests/test_bars.py': `from bars import Bar, free_position
+
+
+def test_first_position():
+    assert Bar(3).pos == 0
+
+
+def test_next_free():
+    assert Bar(3, taken=[0, 1]).pos == 2
+
+
+def test_gap():
+    assert Bar(3, taken=[0, 2]).pos == 1
+
+
+def test_update():
+    bar = Bar(3)
+    bar.update()
+    assert bar.update(2) == 3
+
+
+def test_close():
+    assert Bar(2, taken=[0]).close() == "closed at 1 after 0 of 2"
+
+
+def test_free_position():
+    assert free_position([1, 2]) == 0
+`,
+      'tests/test_zz_leaks.py': `import gc
+import weakref
+
+
+class Node:
+    pass
+
+
+def test_collector_frees_cycles():
+    node = Node()
+    node.me = node
+    ref = weakref.ref(node)
+    del node
+    gc.collect()
+    assert ref() is None
+`,
+      'pytest.ini': '[pytest]\nfilterwarnings =\n    error\n',
+    },
+    finalizerErrors: 'tests/test_zz_leaks.py::test_collector_frees_cycles',
   },
   'strict-addopts-plugins': {
     about: "setup.cfg with addopts -p <local plugin> --strict-markers -W error and the cache plugin's --cache-clear --ff (pydocstyle), xfail_strict, markers",

@@ -51,6 +51,13 @@ class EnvgenReporter:
         if self.outcomes.get(report.nodeid) != "failed":
             self.outcomes[report.nodeid] = outcome
 
+    # As envgen's runs do: a failure's garbage finalized within the test (envgen_project).
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item):
+        yield
+        if self.outcomes.get(item.nodeid) == "failed":
+            collect_failure_garbage()
+
     def pytest_runtest_logfinish(self, nodeid, location):
         outcome = self.outcomes.pop(nodeid, None)
         if outcome is not None:

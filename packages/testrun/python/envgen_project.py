@@ -1,6 +1,7 @@
 """What envgen's runs and a bundle's ``test_script.sh`` do alike, so both run a project's tests as
 its user's pytest does: the project importable in every process the tests start, as
-``pip install -e .`` makes it, and the same Hypothesis examples in every run.
+``pip install -e .`` makes it, the same Hypothesis examples in every run, and the errors of
+finalizers in the same tests in every run.
 
 envgen's pytest plugin (``envgen_pytest``) imports this module. ``test_script.sh`` runs without
 envgen installed: its reporter carries this file's text (``packages/bundle``'s test script).
@@ -83,3 +84,50 @@ def pin_hypothesis_seed(config):
     core = sys.modules.get("hypothesis.core")
     if core is not None and getattr(core, "global_force_seed", 0) is None:
         core.global_force_seed = 0
+
+
+def _unraisable_fails_tests():
+    """Whether the warning filters in force (a test's, while it runs) make the warning pytest
+    reports a finalizer's exception with an error (``filterwarnings = error``, ``-W error``),
+    which fails the test it is reported in. A filter limited to some messages, modules or lines
+    may apply: an error one counts, another does not end the search."""
+    import warnings
+
+    category = getattr(sys.modules.get("pytest"), "PytestUnraisableExceptionWarning", None)
+    if category is None:
+        return False
+    for action, message, kind, module, lineno in warnings.filters:
+        if not issubclass(category, kind):
+            continue
+        if action == "error":
+            return True
+        if message is None and module is None and not lineno:
+            return False
+    return False
+
+
+def collect_failure_garbage():
+    """Call at the end of a failed test's teardown, inside pytest's handling of the phase: where
+    a finalizer's exception fails the test it is reported in, what the failure left in reference
+    cycles is finalized in this test.
+
+    A bug that makes objects fail half-made leaves them in the cycles of the failure's traceback
+    (pytest's own frames hold it, and ``sys.last_value`` until the next test's call); their
+    finalizers raise when the cyclic collector frees them, and with the warnings an error, that
+    fails whichever test is running then. When the collector runs depends on everything the
+    process allocated before: a warm run forked from a checkpoint collects at other moments than
+    a fresh pytest, and two runs of one bug failed different tests (tqdm's half-made bars).
+    Here the failure is let go of as the next test's call would (``sys.last_value`` and its
+    kin, which only a debugger reads) and the collector runs: such an error fails a test that
+    failed already, in every run. Passing tests are left as they are: a clean run collects as
+    plain pytest's does. A pytest from 8.4 on reports what a phase's finalizers raised as its
+    last hook of the phase, before this: there the error fails the next test's setup, in every
+    run alike."""
+    if not _unraisable_fails_tests():
+        return
+    import gc
+
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+    gc.collect()

@@ -81,7 +81,7 @@ import traceback
 import pytest
 from _pytest.config import ConftestImportFailure
 
-from envgen_project import install_project, pin_hypothesis_seed
+from envgen_project import collect_failure_garbage, install_project, pin_hypothesis_seed
 
 _RESULTS_ENV = "ENVGEN_RESULTS"
 _COVERAGE_ENV = "ENVGEN_COVERAGE"
@@ -979,6 +979,14 @@ class _Plugin:
             yield
         finally:
             self.recorder.calling(False)
+
+    # Inside pytest's own wrapper of the phase, which reports a finalizer's exception as the
+    # test's; after the fixtures' teardown, whether it raised or not.
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item):
+        yield
+        if self.recorder.results.get(item.nodeid, {}).get("outcome") in ("failed", "error"):
+            collect_failure_garbage()
 
     def pytest_runtest_logreport(self, report):
         self.recorder.record_report(report)
