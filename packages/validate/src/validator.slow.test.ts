@@ -387,7 +387,7 @@ describe('a resumed run that passes a limit', () => {
 /**
  * A test that fails in a warm interpreter's clean run, never in the baseline's: in the first
  * `times` (each leaves a mark where it fails), as a test that times itself fails under load.
- * The runs share the host's file system (the \`none\` sandbox).
+ * The runs share the host's file system (the `none` sandbox).
  */
 function warmFailure(marks: string, times: number): string {
   return `import os
