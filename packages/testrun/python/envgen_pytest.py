@@ -1022,16 +1022,37 @@ def _interrupt_on_sigterm(signum, frame):
     raise KeyboardInterrupt("SIGTERM")
 
 
+# The forking thread's SIGTERM was blocked by `_hold_sigterm_over_fork` (not blocked before).
+_FORKING = threading.local()
+
+
+def _hold_sigterm_over_fork():
+    """SIGTERM stays pending, not handled, while a process forks: from fork() to
+    `_sigterm_default_in_child` the child has the pytest process's handler, and Python drops
+    the signals a child's handlers noted before it runs any code. A pool that terminated a
+    worker still starting lost that SIGTERM, and then waited forever for the worker to exit."""
+    if signal.getsignal(signal.SIGTERM) is _interrupt_on_sigterm:
+        _FORKING.held = signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+
+
+def _release_sigterm():
+    if getattr(_FORKING, "held", False):
+        _FORKING.held = False
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
 def _sigterm_default_in_child():
     """A process the suite forks (a multiprocessing worker) ends at SIGTERM, as without envgen:
     the handler is the pytest process's own. Raised in a worker, its KeyboardInterrupt ran the
     worker's exit handlers, which can wait forever (joining a queue's feeder thread blocked on a
-    full pipe), so a pool's ``terminate()`` never returned (joblib's multiprocessing tests)."""
+    full pipe), so a pool's ``terminate()`` never returned (joblib's multiprocessing tests).
+    A SIGTERM sent while it forked, held till now, ends it here."""
     if signal.getsignal(signal.SIGTERM) is _interrupt_on_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _release_sigterm()
 
 
-os.register_at_fork(after_in_child=_sigterm_default_in_child)
+os.register_at_fork(before=_hold_sigterm_over_fork, after_in_parent=_release_sigterm, after_in_child=_sigterm_default_in_child)
 
 
 def _put_scripts_on_path(config):

@@ -193,6 +193,13 @@ describe('runPytest in the local sandbox', () => {
     expect(run.output).toContain('dying now');
   });
 
+  it("lets a multiprocessing pool end workers it terminates while they still start, as plain pytest does (before, a SIGTERM sent while one forked was lost and the pool's exit waited forever)", async () => {
+    // One task for four workers: the pool's exit terminates the three still starting.
+    const pools = 'import multiprocessing\n\nFORK = multiprocessing.get_context("fork")\n\n\ndef double(x):\n    return 2 * x\n\n\ndef test_pools():\n    for _ in range(25):\n        with FORK.Pool(4) as pool:\n            assert pool.map(double, [1]) == [2]\n';
+    const run = await runFixture({ 'tests/test_pools.py': pools }, fixtureProfile(), { testLimits: { 'tests/test_pools.py::test_pools': 30 } });
+    expect(run.results['tests/test_pools.py::test_pools']).toMatchObject({ outcome: 'passed' });
+  });
+
   it('records per-test coverage of functions in the tree only', async () => {
     const run = await runFixture(
       {
