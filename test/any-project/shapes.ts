@@ -1415,6 +1415,17 @@ def test_bad_value():
       'test/test_ivl.py': LIB_TESTS,
     },
   },
+  'module-named-in-python-files': {
+    about: "a single module that python_files names beside the test module, for its docstrings' examples (check-manifest: `python_files = tests.py check_manifest.py`): the module is source, as any module whose doctests a suite runs",
+    failingSomewhere: 'ivl.py::ivl.',
+    mustHold: ['ivl.py::ivl.clamp', 'tests.py::test_total'],
+    files: {
+      'setup.cfg': '[tool:pytest]\npython_files = tests.py ivl.py\naddopts = --doctest-modules --ignore=setup.py\n',
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl", py_modules=["ivl"])\n',
+      'ivl.py': DOCTESTED_LIB,
+      'tests.py': LIB_TESTS,
+    },
+  },
   'shadowed-test-names': {
     about: 'test modules that define a test name twice, an older copy left above the one pytest collects (PySnooper): the weakening deletes every definition of a failing name',
     failingSomewhere: 'tests/test_ivl.py::',

@@ -6,6 +6,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { chooseProject, deriveProfile, detectProfile, profileHash } from './profile.js';
 import type { TreeListing } from './profile.js';
 
+/** Runs `use` on a fresh directory, with `put` writing a file into it, and removes it after. */
+async function inTree(use: (tree: string, put: (rel: string, text?: string) => void) => Promise<void>): Promise<void> {
+  const tree = mkdtempSync(join(tmpdir(), 'envgen-profile-'));
+  const put = (rel: string, text = ''): void => {
+    mkdirSync(dirname(join(tree, rel)), { recursive: true });
+    writeFileSync(join(tree, rel), text);
+  };
+  try {
+    await use(tree, put);
+  } finally {
+    rmSync(tree, { recursive: true, force: true });
+  }
+}
+
 function listing(files: string[], configFiles: TreeListing['configFiles'] = []): TreeListing {
   return { files, configFiles };
 }
@@ -213,12 +227,7 @@ describe('detectProfile', () => {
     expect(profile.provenance['testArgs']).toBe('none: pytest applies testpaths from setup.cfg [tool:pytest] itself');
   });
   it("names a unittest suite's modules python_files leaves out, unless the config sets python_files", async () => {
-    const tree = mkdtempSync(join(tmpdir(), 'envgen-profile-'));
-    const put = (rel: string, text = ''): void => {
-      mkdirSync(dirname(join(tree, rel)), { recursive: true });
-      writeFileSync(join(tree, rel), text);
-    };
-    try {
+    await inTree(async (tree, put) => {
       put('peewee.py', 'x = 1\n');
       put('runtests.py', 'import unittest\nunittest.main(module="tests")\n');
       put('tests/__init__.py', 'from .models import *\n');
@@ -239,9 +248,40 @@ describe('detectProfile', () => {
       expect((await detectProfile(tree)).testArgs).toEqual(['tests', 'tests/models.py']);
       put('setup.cfg', '[tool:pytest]\npython_files = test_*.py\n');
       expect((await detectProfile(tree)).testArgs).toEqual(['tests']);
-    } finally {
-      rmSync(tree, { recursive: true, force: true });
-    }
+    });
+  });
+
+  it('takes a package named build or dist for source, and build output for none (pypa/build: src/build)', async () => {
+    await inTree(async (tree, put) => {
+      put('pyproject.toml', '[project]\nname = "build"\nversion = "1.0"\n');
+      put('src/build/__init__.py', 'x = 1\n');
+      put('src/build/_compat/__init__.py');
+      put('src/build/dist/__init__.py');
+      put('build/lib/build/__init__.py', 'x = 1\n');
+      put('dist/build-1.0/src/build/__init__.py', 'x = 1\n');
+      put('tests/test_build.py', 'def test_x(): pass\n');
+      const profile = await detectProfile(tree);
+      expect(profile.sourceFiles).toEqual(['src/build/__init__.py', 'src/build/_compat/__init__.py', 'src/build/dist/__init__.py']);
+      expect(profile.env['PYTHONPATH']).toBe('src');
+      expect(deriveProfile(listing(['src/build/__init__.py', 'build/lib/build/__init__.py', 'tests/test_build.py'])).sourceFiles).toEqual(['src/build/__init__.py']);
+    });
+  });
+
+  it("takes a module python_files names for its doctests for source, unless it defines tests (check-manifest: python_files = tests.py check_manifest.py)", async () => {
+    await inTree(async (tree, put) => {
+      put('setup.cfg', '[tool:pytest]\npython_files = tests.py check_manifest.py helpers.py\naddopts = --doctest-modules\n');
+      put('check_manifest.py', 'def strip(name):\n    """\n    >>> strip("a ")\n    \'a\'\n    """\n    return name.strip()\n');
+      put('helpers.py', 'import unittest\n\n\nclass Base(unittest.TestCase):\n    pass\n');
+      put('tests.py', 'from check_manifest import strip\n\n\ndef test_strip():\n    assert strip("a ") == "a"\n');
+      const profile = await detectProfile(tree);
+      expect(profile.sourceFiles).toEqual(['check_manifest.py']);
+      expect(profile.testFiles).toEqual(['helpers.py', 'tests.py']);
+      expect(profile.testGlobs).not.toContain('check_manifest.py');
+      expect(profile.provenance['testGlobs']).toContain('but check_manifest.py (modules that define no tests');
+      // Tests named otherwise (python_functions) cannot be told from the text: the config's word stands.
+      put('setup.cfg', '[tool:pytest]\npython_files = tests.py check_manifest.py\npython_functions = check_*\n');
+      expect((await detectProfile(tree)).testFiles).toEqual(['check_manifest.py', 'tests.py']);
+    });
   });
 
   it('tests the nested project holding the most tests: a monorepo, or a package in a subdirectory', async () => {

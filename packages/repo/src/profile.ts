@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnvgenError, hashValue } from '@envgen/core';
@@ -24,7 +25,9 @@ export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 export const DEFAULT_TEST_TIMEOUT_MS = 2 * 60 * 1000;
 
 // Never part of the code under test, at any depth: VCS data, caches, virtualenvs, build output, envgen's stand-ins of renamed packages.
-const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv', 'venv', '.eggs', '__pycache__', 'node_modules', '.mypy_cache', '.pytest_cache', '.ruff_cache', 'build', 'dist', 'site-packages', RENAMED_PACKAGES_DIR]);
+const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv', 'venv', '.eggs', '__pycache__', 'node_modules', '.mypy_cache', '.pytest_cache', '.ruff_cache', 'site-packages', RENAMED_PACKAGES_DIR]);
+// Build output, at any depth, unless the directory is a package of that name (pypa/build's src/build).
+const BUILD_OUTPUT_DIR_NAMES = new Set(['build', 'dist']);
 // Top-level directories of documentation, examples and benchmarks: Python there is neither
 // library nor test (toolz's bench/test_*.py are benchmarks).
 const SKIPPED_TOP_DIRS = new Set(['docs', 'doc', 'examples', 'example', 'bench', 'benchmarks', 'benchmark']);
@@ -35,10 +38,25 @@ const DEFAULT_PYTHON_FILES = ['test_*.py', '*_test.py'];
 // Besides pytest's python_files: fixtures, single-file suites and everything in a tests dir.
 const EXTRA_TEST_GLOBS = ['conftest.py', 'tests.py', 'test.py', '**/tests/**/*.py', '**/test/**/*.py'];
 
-/** True for a repo-relative directory whose files are never source or tests. */
-export function isSkippedDir(relDir: string): boolean {
+/**
+ * True for a repo-relative directory whose files are never source or tests. `isPackage` tells
+ * whether a directory holds an `__init__.py`: a package named `build` or `dist` is no build output.
+ */
+export function isSkippedDir(relDir: string, isPackage: (dir: string) => boolean = () => false): boolean {
   const parts = relDir.split('/');
-  return parts.some((part) => SKIPPED_DIR_NAMES.has(part) || part.endsWith('.egg-info')) || SKIPPED_TOP_DIRS.has(parts[0] ?? '');
+  const skipped = (part: string, index: number): boolean =>
+    SKIPPED_DIR_NAMES.has(part) || part.endsWith('.egg-info') || (BUILD_OUTPUT_DIR_NAMES.has(part) && !isPackage(parts.slice(0, index + 1).join('/')));
+  return parts.some(skipped) || SKIPPED_TOP_DIRS.has(parts[0] ?? '');
+}
+
+/** Whether a file's directory is skipped (see {@link isSkippedDir}), given the tree's files. */
+function inSkippedDir(file: string, packageDirs: ReadonlySet<string>): boolean {
+  return isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/'))), (dir) => packageDirs.has(dir));
+}
+
+/** The directories of `files` that hold an `__init__.py`. */
+function packageDirsOf(files: readonly string[]): Set<string> {
+  return new Set(files.filter((file) => file === '__init__.py' || file.endsWith('/__init__.py')).map((file) => file.slice(0, Math.max(0, file.lastIndexOf('/')))));
 }
 
 /** Files that make a directory a Python project of its own. */
@@ -53,11 +71,12 @@ const TEST_MODULE = /(?:^|\/)(?:test_[^/]*|[^/]*_test|tests?)\.py$/;
 /** The directories of a repo's nested Python projects (not the root, not test data or inside tests), deepest first. */
 function nestedProjectDirs(files: readonly string[]): string[] {
   const dirs = new Set<string>();
+  const packageDirs = packageDirsOf(files);
   for (const file of files) {
     const slash = file.lastIndexOf('/');
     if (slash < 0 || !PROJECT_FILES.has(file.slice(slash + 1))) continue;
     const dir = file.slice(0, slash);
-    if (!isSkippedDir(dir) && !dir.split('/').some((part) => TEST_DATA_DIR.test(part) || TEST_DIR.test(part))) dirs.add(dir);
+    if (!isSkippedDir(dir, (each) => packageDirs.has(each)) && !dir.split('/').some((part) => TEST_DATA_DIR.test(part) || TEST_DIR.test(part))) dirs.add(dir);
   }
   return [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
 }
@@ -122,8 +141,9 @@ export function chooseProject(files: readonly string[], rootRunsPytest: boolean,
   if (dirs.length === 0) return { dir: '', why: '' };
   const counts = new Map<string, number>([['', 0]]);
   const modules: string[] = [];
+  const packageDirs = packageDirsOf(files);
   for (const file of files) {
-    if (isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/'))))) continue;
+    if (inSkippedDir(file, packageDirs)) continue;
     if (file === 'conftest.py' || file.endsWith('/conftest.py')) modules.push(file);
     if (!TEST_MODULE.test(file)) continue;
     const owner = dirs.find((dir) => file.startsWith(`${dir}/`)) ?? '';
@@ -204,6 +224,11 @@ export interface TreeListing {
    * of a run of its tests (see `findRunnerOptions`).
    */
   runnerOptions?: RunnerOptions;
+  /**
+   * The entries of the config's `python_files` that name modules defining no tests (see
+   * {@link findTestlessModules}): pytest collects only their doctests, as from any module.
+   */
+  testlessModules?: string[];
 }
 
 /** A Python project in a subdirectory of the repo. */
@@ -225,8 +250,9 @@ const EXTENSION_SOURCE = /\.(?:c|cc|cpp|cxx|pyx)$/;
 function extensionSources(tree: TreeListing, testGlobs: readonly string[]): string[] {
   const script = tree.setupScript;
   if (script == null || !DECLARES_EXTENSIONS.test(script)) return [];
+  const packageDirs = packageDirsOf(tree.files);
   const sources = tree.files.filter(
-    (file) => EXTENSION_SOURCE.test(file) && !isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/')))) && !matchesAnyGlob(file.replace(EXTENSION_SOURCE, '.py'), testGlobs),
+    (file) => EXTENSION_SOURCE.test(file) && !inSkippedDir(file, packageDirs) && !matchesAnyGlob(file.replace(EXTENSION_SOURCE, '.py'), testGlobs),
   );
   // Those setup.py names, when it names them (else it finds them itself, by a glob or a walk);
   // a Cython source counts as named where setup.py names the C or C++ file it makes.
@@ -327,9 +353,40 @@ function basenameOf(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }
 
-/** What test files match: pytest's `python_files` (or its default) and envgen's conventions, unless an override names them. */
-function testGlobsOf(settings: PytestSettings | null, override: ProfileOverrideValues): string[] {
-  return override.testGlobs ?? [...(settings?.pythonFiles ?? DEFAULT_PYTHON_FILES), ...EXTRA_TEST_GLOBS];
+/**
+ * What test files match: pytest's `python_files` (or its default) but the entries naming modules
+ * that define no tests (`testless`), and envgen's conventions, unless an override names them.
+ */
+function testGlobsOf(settings: PytestSettings | null, override: ProfileOverrideValues, testless: readonly string[] = []): string[] {
+  return override.testGlobs ?? [...(settings?.pythonFiles ?? DEFAULT_PYTHON_FILES).filter((entry) => !testless.includes(entry)), ...EXTRA_TEST_GLOBS];
+}
+
+/** A `python_files` entry that names a file rather than a pattern of names. */
+const FILE_NAME_ENTRY = /^[^*?[\]]+$/;
+/**
+ * What pytest collects from a module besides its doctests, with the default `python_functions`
+ * and `python_classes`: `test*` functions and methods, `Test*` classes, TestCase subclasses.
+ */
+const DEFINES_TESTS = /^[ \t]*(?:async[ \t]+)?def[ \t]+test|^[ \t]*class[ \t]+Test|\bTestCase\b/m;
+
+/**
+ * The entries of the config's `python_files` that name the project's own modules for their
+ * doctests, not test modules (check-manifest: `python_files = tests.py check_manifest.py` with
+ * `--doctest-modules`): each names files by a name pytest would not take for a test module
+ * otherwise, and none of those files defines a test. Such a module is source, as any module
+ * whose doctests a suite runs; taken for a test file, it left the tree no code to put bugs in.
+ * None where the config names tests otherwise than `test*` and `Test*` (`python_functions`).
+ */
+async function findTestlessModules(root: string, pythonFiles: readonly string[], settings: PytestSettings | null): Promise<string[]> {
+  if (settings?.pythonFiles == null || settings.ownTestNames) return [];
+  const testless: string[] = [];
+  for (const entry of settings.pythonFiles.filter((each) => FILE_NAME_ENTRY.test(each))) {
+    const named = pythonFiles.filter((file) => matchesAnyGlob(file, [entry]));
+    if (named.length === 0 || named.some((file) => matchesAnyGlob(file, [...DEFAULT_PYTHON_FILES, ...EXTRA_TEST_GLOBS]))) continue;
+    const texts = await Promise.all(named.map((file) => readFile(join(root, file), 'utf8').catch(() => 'def test_unread(): pass')));
+    if (!texts.some((text) => DEFINES_TESTS.test(text))) testless.push(entry);
+  }
+  return testless;
 }
 
 function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverrideValues; from: Record<string, string> } {
@@ -377,14 +434,18 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   if (project !== undefined) provenance['project'] = `${project.dir}: ${project.why}`;
 
   const venvDirs = tree.files.filter((file) => basenameOf(file) === 'pyvenv.cfg').map((file) => file.slice(0, -'pyvenv.cfg'.length));
+  const packageDirs = packageDirsOf(tree.files);
   const pythonFiles = tree.files
     .filter((file) => file.endsWith('.py'))
-    .filter((file) => !isSkippedDir(file.slice(0, Math.max(0, file.lastIndexOf('/')))) && !venvDirs.some((dir) => dir !== '' && file.startsWith(dir)))
+    .filter((file) => !inSkippedDir(file, packageDirs) && !venvDirs.some((dir) => dir !== '' && file.startsWith(dir)))
     .sort();
 
   const patterns = settings?.pythonFiles ?? DEFAULT_PYTHON_FILES;
-  const testGlobs = testGlobsOf(settings, override);
-  provenance['testGlobs'] = settings?.pythonFiles ? `python_files from ${settings.source} + envgen conventions` : 'pytest default python_files + envgen conventions';
+  const testless = tree.testlessModules ?? [];
+  const testGlobs = testGlobsOf(settings, override, testless);
+  provenance['testGlobs'] = settings?.pythonFiles
+    ? `python_files from ${settings.source}${testless.length > 0 ? ` but ${testless.join(', ')} (modules that define no tests: pytest collects only their doctests, source as any module)` : ''} + envgen conventions`
+    : 'pytest default python_files + envgen conventions';
 
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
   const sourceFiles = pythonFiles.filter((file) => !matchesAnyGlob(file, testGlobs) && !TOOLING_FILES.has(file));
@@ -590,7 +651,8 @@ async function listFiles(root: string, skipped: ReadonlySet<string>, rel = ''): 
   for (const entry of entries) {
     const path = rel ? `${rel}/${entry.name}` : entry.name;
     if (entry.isDirectory()) {
-      if (!isSkippedDir(path) && !skipped.has(path)) files.push(...(await listFiles(root, skipped, path)));
+      const isPackage = (dir: string): boolean => existsSync(join(root, dir, '__init__.py'));
+      if (!isSkippedDir(path, isPackage) && !skipped.has(path)) files.push(...(await listFiles(root, skipped, path)));
     } else if (entry.isFile()) {
       files.push(path);
     }
@@ -647,7 +709,8 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
   const pythonFiles = projectFiles.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file));
   const pytestSettings = readPytestSettings(pytestConfigFiles ?? configFiles);
-  const testGlobs = testGlobsOf(pytestSettings, collectOverrides(options.overrides ?? []).values);
+  const testlessModules = await findTestlessModules(root, pythonFiles, pytestSettings);
+  const testGlobs = testGlobsOf(pytestSettings, collectOverrides(options.overrides ?? []).values, testlessModules);
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
   const packaging = await readPackaging(root, projectFiles, pythonFiles, testFiles);
   // A unittest suite's modules pytest's python_files leaves out: only where the config sets none.
@@ -700,6 +763,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     ...(djangoSettings === undefined ? {} : { djangoSettings }),
     ...(runnerTestPaths === null ? {} : { runnerTestPaths }),
     ...(runnerOptions === null ? {} : { runnerOptions }),
+    ...(testlessModules.length > 0 ? { testlessModules } : {}),
   };
   if (choice.dir !== '') {
     if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;

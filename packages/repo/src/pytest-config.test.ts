@@ -25,7 +25,7 @@ describe('readPytestSettings', () => {
       { path: 'pytest.ini', text: '# empty\n' },
       { path: 'tox.ini', text: '[pytest]\ntestpaths = t\n' },
     ]);
-    expect(settings).toEqual({ source: 'pytest.ini [pytest]', testpaths: null, pythonFiles: null, addopts: [], pythonpath: null, filterwarnings: [], requiresPytest: null });
+    expect(settings).toEqual({ source: 'pytest.ini [pytest]', testpaths: null, pythonFiles: null, ownTestNames: false, addopts: [], pythonpath: null, filterwarnings: [], requiresPytest: null });
   });
 
   it('reads filterwarnings line by line, and tells when they or -W turn warnings into errors', () => {
@@ -53,10 +53,10 @@ describe('readPytestSettings', () => {
 
   it("reads pytest 9's native TOML configs, first in pytest 9's order, and says they need pytest 9 or their minversion", () => {
     const native = readPytestSettings([
-      { path: 'pyproject.toml', text: '[tool.pytest]\nminversion = "9.1.0"\naddopts = ["-q", "-n", "auto"]\ntestpaths = ["tests"]\npython_files = ["check_*.py"]\nfilterwarnings = ["error"]\n' },
+      { path: 'pyproject.toml', text: '[tool.pytest]\nminversion = "9.1.0"\naddopts = ["-q", "-n", "auto"]\ntestpaths = ["tests"]\npython_files = ["check_*.py"]\npython_classes = ["Check*"]\nfilterwarnings = ["error"]\n' },
       { path: 'tox.ini', text: '[pytest]\ntestpaths = t\n' },
     ]);
-    expect(native).toEqual({ source: 'pyproject.toml [tool.pytest]', testpaths: ['tests'], pythonFiles: ['check_*.py'], addopts: ['-q', '-n', 'auto'], pythonpath: null, filterwarnings: ['error'], requiresPytest: '9.1.0' });
+    expect(native).toEqual({ source: 'pyproject.toml [tool.pytest]', testpaths: ['tests'], pythonFiles: ['check_*.py'], ownTestNames: true, addopts: ['-q', '-n', 'auto'], pythonpath: null, filterwarnings: ['error'], requiresPytest: '9.1.0' });
     // Without a minversion, or an older one: 9.0, the first pytest that reads them.
     expect(readPytestSettings([{ path: 'pyproject.toml', text: '[tool.pytest]\nminversion = "8.0"\nstrict = true\n' }])?.requiresPytest).toBe('9.0');
     // pytest.toml comes before pytest.ini, and counts even without a [pytest] table.

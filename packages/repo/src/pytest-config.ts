@@ -7,6 +7,8 @@ export interface PytestSettings {
   source: string;
   testpaths: string[] | null;
   pythonFiles: string[] | null;
+  /** Whether `python_functions` or `python_classes` is set: tests named otherwise than `test*` and `Test*`. */
+  ownTestNames: boolean;
   addopts: string[];
   pythonpath: string[] | null;
   /** The `filterwarnings` lines (pytest reads an ini value line by line). */
@@ -46,6 +48,7 @@ function settingsFromValues(source: string, get: (key: string) => unknown, nativ
     source,
     testpaths: wordsOf(get('testpaths')),
     pythonFiles: wordsOf(get('python_files')),
+    ownTestNames: get('python_functions') !== undefined || get('python_classes') !== undefined,
     addopts: wordsOf(get('addopts')) ?? [],
     pythonpath: wordsOf(get('pythonpath')),
     filterwarnings: linesOf(get('filterwarnings')),

@@ -178,6 +178,8 @@ describe('buildBaseline in the local sandbox', () => {
     const path = baselinePath(home, 'a'.repeat(40), profileHash(profile));
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(baseline);
     expect(await loadCachedBaseline(home, 'a'.repeat(40), profile)).toEqual(baseline);
+    // A profile that takes other files for source (an envgen that tells them apart otherwise) has none cached.
+    expect(await loadCachedBaseline(home, 'a'.repeat(40), { ...profile, sourceFiles: [...profile.sourceFiles, 'pkg/also.py'] })).toBeNull();
     expect(provider.opened).toBe(3);
     const again = await buildBaseline({ worktree, commit: 'a'.repeat(40), profile, sandboxProvider: provider, home });
     expect(again).toEqual(baseline);

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { EnvgenError, describeError, silentLogger } from '@envgen/core';
+import { EnvgenError, describeError, hashValue, silentLogger } from '@envgen/core';
 import type { Logger } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
@@ -65,8 +65,15 @@ function isBaseline(value: unknown, commit: string, hash: string): value is Base
   );
 }
 
+/** The hash of the source files whose lines and functions a baseline of `profile` records. */
+function sourcesHash(profile: Profile): string {
+  return hashValue(profile.sourceFiles);
+}
+
 /**
- * The cached baseline of (`commit`, `profile`), or null when none is cached. Throws
+ * The cached baseline of (`commit`, `profile`), or null when none is cached or the cached one
+ * recorded other source files than the profile's (made before envgen took a file it took for a
+ * test for source, say). Throws
  * EnvgenError `store-corrupt` when the cache file exists but cannot be read as a baseline.
  */
 export async function loadCachedBaseline(home: string, commit: string, profile: Profile): Promise<Baseline | null> {
@@ -88,7 +95,7 @@ export async function loadCachedBaseline(home: string, commit: string, profile: 
   if (!isBaseline(data, commit, hash)) {
     throw new EnvgenError('store-corrupt', `Cached baseline ${path} does not hold a baseline of ${commit}; delete it or rebuild with cache 'refresh'.`);
   }
-  return data;
+  return data.sources === sourcesHash(profile) ? data : null;
 }
 
 async function writeAtomically(path: string, text: string): Promise<void> {
@@ -342,6 +349,7 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       ...(traced.collectionLines === undefined ? {} : { collectionLines: traced.collectionLines }),
       suiteSeconds: [plain.seconds, traced.seconds],
       environment,
+      sources: sourcesHash(profile),
       createdAt: new Date().toISOString(),
     };
     await writeAtomically(path, JSON.stringify(baseline));

@@ -119,5 +119,11 @@ export interface Baseline {
    * `environmentFingerprint`); absent in baselines made before envgen recorded it.
    */
   environment?: string;
+  /**
+   * The hash of the profile's source files, whose lines and functions it recorded: a profile
+   * that takes other files for source (an envgen that tells them apart otherwise) needs a
+   * baseline of its own. Absent in baselines made before envgen recorded it.
+   */
+  sources?: string;
   createdAt: string;
 }
