@@ -383,8 +383,9 @@ async function findTestlessModules(root: string, pythonFiles: readonly string[],
   for (const entry of settings.pythonFiles.filter((each) => FILE_NAME_ENTRY.test(each))) {
     const named = pythonFiles.filter((file) => matchesAnyGlob(file, [entry]));
     if (named.length === 0 || named.some((file) => matchesAnyGlob(file, [...DEFAULT_PYTHON_FILES, ...EXTRA_TEST_GLOBS]))) continue;
-    const texts = await Promise.all(named.map((file) => readFile(join(root, file), 'utf8').catch(() => 'def test_unread(): pass')));
-    if (!texts.some((text) => DEFINES_TESTS.test(text))) testless.push(entry);
+    const texts = await Promise.all(named.map((file) => readFile(join(root, file), 'utf8').catch(() => null)));
+    // A file that cannot be read may define tests: the entry stands.
+    if (texts.every((text) => text !== null && !DEFINES_TESTS.test(text))) testless.push(entry);
   }
   return testless;
 }
