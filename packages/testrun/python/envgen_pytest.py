@@ -1115,8 +1115,20 @@ def pytest_runtest_setup(item):
     pin_hypothesis_seed(item.config)
 
 
+def _no_rerun_server(config):
+    """pytest-rerunfailures, where pytest-xdist is installed too, starts a thread serving its
+    rerun counts to xdist's workers in every session, distributed or not: a thread envgen's
+    checkpoints cannot be forked beside (every one was declined). A run that does not
+    distribute has no worker to ask it: the plugin then keeps its counts in its no-op store, as
+    it does without xdist. Before its own ``pytest_configure`` (this hook runs first)."""
+    plugin = config.pluginmanager.get_plugin("rerunfailures")
+    if getattr(plugin, "HAS_PYTEST_HANDLECRASHITEM", False) and not config.getoption("numprocesses", None) and config.getoption("dist", "no") == "no":
+        plugin.HAS_PYTEST_HANDLECRASHITEM = False
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
+    _no_rerun_server(config)
     _put_scripts_on_path(config)
     results_path = os.environ.get(_RESULTS_ENV)
     if not results_path or config.pluginmanager.has_plugin(_PLUGIN_NAME):

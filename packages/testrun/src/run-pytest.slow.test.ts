@@ -200,6 +200,31 @@ describe('runPytest in the local sandbox', () => {
     expect(run.results['tests/test_pools.py::test_pools']).toMatchObject({ outcome: 'passed' });
   });
 
+  it('starts no thread of pytest-rerunfailures where pytest-xdist is installed too, and its reruns work as before (before, its server thread made every warm checkpoint decline)', async () => {
+    const tests = [
+      'import threading',
+      '',
+      'import pytest',
+      '',
+      'RUNS = []',
+      '',
+      '',
+      'def test_no_thread(pytestconfig):',
+      '    assert pytestconfig.pluginmanager.has_plugin("rerunfailures") and pytestconfig.pluginmanager.has_plugin("xdist")',
+      '    assert threading.active_count() == 1, threading.enumerate()',
+      '',
+      '',
+      '@pytest.mark.flaky(reruns=2)',
+      'def test_passes_on_its_second_run():',
+      '    RUNS.append(1)',
+      '    assert len(RUNS) == 2',
+      '',
+    ].join('\n');
+    const run = await runFixture({ 'tests/test_plugins.py': tests });
+    expect(run.results['tests/test_plugins.py::test_no_thread']).toMatchObject({ outcome: 'passed' });
+    expect(run.results['tests/test_plugins.py::test_passes_on_its_second_run']).toMatchObject({ outcome: 'passed' });
+  });
+
   it('records per-test coverage of functions in the tree only', async () => {
     const run = await runFixture(
       {
