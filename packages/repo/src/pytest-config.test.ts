@@ -94,6 +94,14 @@ describe('filterAddopts', () => {
     });
   });
 
+  it("drops --cov with the source it names as its own word, as argparse reads the option's optional value (before, portalocker's `--cov portalocker` left `portalocker` as the run's only path)", () => {
+    expect(filterAddopts(['--doctest-modules', '--cov', 'portalocker', '--cov-report', 'html', '--cov', '--flake8', '--cov'])).toEqual({
+      kept: ['--doctest-modules'],
+      dropped: ['--cov', 'portalocker', '--cov-report', 'html', '--cov', '--flake8', '--cov'],
+      ini: [],
+    });
+  });
+
   it('drops --strict-config, which turns an older plugin\'s unknown config key into a usage error, and keeps --strict-markers', () => {
     expect(filterAddopts(['--strict-markers', '--strict-config', '--import-mode=importlib'])).toEqual({
       kept: ['--strict-markers', '--import-mode=importlib'],

@@ -141,9 +141,12 @@ export function readPytestSettings(files: ConfigFile[]): PytestSettings | null {
 }
 
 // Options that need a plugin which may not be installed in the sandbox, or that write reports
-// nobody reads. The value says whether the option takes the next word as its value.
-const PLUGIN_OPTIONS: Array<[RegExp, boolean]> = [
+// nobody reads. The value says whether the option takes the next word as its value, or
+// (`optional`) takes it where it is not an option, as argparse does for pytest-cov's `--cov
+// [SOURCE]` (portalocker's `--cov portalocker`).
+const PLUGIN_OPTIONS: Array<[RegExp, boolean | 'optional']> = [
   [/^--cov(-report|-config|-fail-under|-context)$/, true],
+  [/^--cov$/, 'optional'],
   [/^--(no-)?cov(=|-|$)/, false],
   [/^(-n|--numprocesses|--dist|--maxprocesses|--max-worker-restart|--reruns|--reruns-delay|--only-rerun|--timeout|--timeout-method)$/, true],
   [/^-n\S+|^--(numprocesses|dist|maxprocesses|reruns|reruns-delay|only-rerun|timeout|timeout-method)=/, false],
@@ -260,7 +263,8 @@ export function filterAddopts(addopts: string[], isProjectModule: (name: string)
       continue;
     }
     dropped.push(word);
-    if (match[1] && i + 1 < addopts.length) dropped.push(addopts[(i += 1)] ?? '');
+    const next = addopts[i + 1];
+    if (next !== undefined && (match[1] === true || (match[1] === 'optional' && !next.startsWith('-')))) dropped.push(addopts[(i += 1)] ?? '');
   }
   return { kept, dropped, ini };
 }
