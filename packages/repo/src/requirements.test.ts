@@ -197,6 +197,48 @@ if __name__ == "__main__":
     });
   });
 
+  it("reads the deps of tox's named sections that run pytest, and requirement files one directory per environment (before, none: feedparser's responses)", async () => {
+    const toxIni = [
+      '[testenv]\ncommands = python -c "raise SystemExit(1)"\n',
+      '[testenv:test-py{3.11,3.12}{-chardet,}]\ndeps =\n    -r requirements/test/requirements.txt\n    chardet: freezegun\ncommands =\n    coverage run -m pytest {posargs:}\n',
+      '[testenv:docs]\ndeps = -r requirements/docs/requirements.txt\ncommands = sphinx-build docs out\n',
+      '[testenv:lint]\ndeps = attrs\ncommands = flake8\n',
+    ].join('\n');
+    const { root, files } = tree({
+      'tox.ini': toxIni,
+      'requirements/test/requirements.txt': 'hypothesis==6.1 ; python_version >= "3.10"\n',
+      'requirements/docs/requirements.txt': 'pyyaml==6\n',
+    });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-freezegun', 'python3-hypothesis'],
+      unpackaged: [],
+      sources: ['tox.ini [testenv:test-py{3.11,3.12}{-chardet,}] deps', 'requirements/test/requirements.txt'],
+    });
+    // Without tox, the environment's directory names the file's purpose.
+    const alone = tree({ 'requirements/test/requirements.txt': 'hypothesis\n', 'requirements/docs/requirements.txt': 'pyyaml\n' });
+    expect((await readDeclaredDependencies(alone.root, alone.files, MAP))?.packages).toEqual(['python3-hypothesis']);
+  });
+
+  it('puts in the dependency groups a test group includes, and the extras the tests install the project with by its name (before, none: environs, dj-database-url)', async () => {
+    const pyproject = [
+      '[project]\nname = "Env_Kit"\n',
+      '[project.optional-dependencies]\ndjango = ["python-dateutil"]\nyaml = ["pyyaml"]\ntests = ["env-kit[yaml]"]\ndocs = ["attrs"]\n',
+      '[dependency-groups]\nfreeze = ["freezegun"]\ntests = [{ include-group = "freeze" }, "env_kit[django]", "pytest"]\ndev = [{ include-group = "tests" }, { include-group = "dev" }]\n',
+    ].join('\n');
+    const { root, files } = tree({ 'pyproject.toml': pyproject });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-dateutil', 'python3-freezegun', 'python3-yaml'],
+      unpackaged: [],
+      sources: [
+        'pyproject.toml [project.optional-dependencies] django',
+        'pyproject.toml [project.optional-dependencies] tests',
+        'pyproject.toml [project.optional-dependencies] yaml',
+        'pyproject.toml [dependency-groups] tests',
+        'pyproject.toml [dependency-groups] dev',
+      ],
+    });
+  });
+
   it('is null when the project declares nothing beyond pytest and tooling', async () => {
     const { root, files } = tree({ 'pyproject.toml': '[project]\nname = "x"\n\n[project.optional-dependencies]\ntest = ["pytest"]\n' });
     expect(await readDeclaredDependencies(root, files, MAP)).toBeNull();

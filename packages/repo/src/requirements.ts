@@ -48,6 +48,16 @@ function toxValue(ini: ReadonlyMap<string, ReadonlyMap<string, string>>, section
   return value.replace(/\{\[([^\]]+)\]([^}\s]+)\}/g, (_, other: string, otherKey: string) => toxValue(ini, other, otherKey, depth + 1));
 }
 
+/**
+ * tox's sections the tests run in: `[testenv]`, and each `[testenv:NAME]` whose commands (its
+ * own, else `[testenv]`'s) run pytest (`[testenv:test-py{3.11,3.12}]` with `coverage run -m
+ * pytest`), not those that lint, type-check, build or write docs.
+ */
+function toxTestSections(ini: ReadonlyMap<string, ReadonlyMap<string, string>>): string[] {
+  const runsPytest = (section: string): boolean => /\bpy(\.)?test\b/.test(toxValue(ini, section, 'commands') || toxValue(ini, 'testenv', 'commands'));
+  return ['testenv', ...[...ini.keys()].filter((section) => section.startsWith('testenv:') && runsPytest(section))];
+}
+
 /** dh-python's map: normalized distribution name → Debian package (python3-* only). Empty when dh-python is not installed. */
 export async function readDebianMap(path = DH_PYTHON_MAP): Promise<Map<string, string>> {
   const text = await readFile(path, 'utf8').catch(() => '');
@@ -62,14 +72,18 @@ export async function readDebianMap(path = DH_PYTHON_MAP): Promise<Map<string, s
 /**
  * A requirements file for running or testing the project: `requirements.txt`, a top-level
  * `*req*` file for tests, development or CI (`requirements-dev.txt`, `test-requirements.txt`),
- * or such a file in a `requirements/` directory (`requirements/tests.txt`, `requirements/base.txt`).
+ * such a file in a `requirements/` directory (`requirements/tests.txt`, `requirements/base.txt`),
+ * or any in one of its directories for tests, development or CI (`requirements/test/requirements.txt`).
  */
 function isRequirementFile(path: string): boolean {
   const parts = path.toLowerCase().split('/');
   const name = parts.at(-1) ?? '';
   if (!/\.(txt|in)$/.test(name)) return false;
   if (parts.length === 1) return /^requirements\.(txt|in)$/.test(name) || (name.includes('req') && /test|dev|ci/.test(name));
-  return parts.length === 2 && (parts[0] ?? '').startsWith('req') && /test|dev|ci|base|main|install|requirements/.test(name);
+  if (!(parts[0] ?? '').startsWith('req')) return false;
+  if (parts.length === 2) return /test|dev|ci|base|main|install|requirements/.test(name);
+  // One directory per environment (`requirements/test/requirements.txt`).
+  return parts.length === 3 && /test|dev|ci/.test(parts[1] ?? '');
 }
 
 const table = (value: unknown): Table => tableOrNull(value) ?? {};
@@ -102,6 +116,26 @@ export function ownExtras(line: string): string[] {
   return (match?.[1] ?? '').split(',').map((extra) => extra.trim()).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra));
 }
 
+/** The extras a requirement of the project itself names (`proj[django,yaml]` where `own` is proj), or none. */
+function extrasOf(line: string, own: string | null): string[] {
+  const match = /^([A-Za-z0-9][A-Za-z0-9._-]*)\s*\[([^\]]+)\]/.exec(line.trim());
+  if (own === null || match === null || normalizeDistribution(match[1] ?? '') !== normalizeDistribution(own)) return [];
+  return (match[2] ?? '').split(',').map((extra) => extra.trim()).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra));
+}
+
+/** A PEP 735 dependency group's requirements, the groups it includes (`{ include-group = "django" }`) put in. */
+function groupRequirements(groups: Table, name: string, seen = new Set<string>()): string[] {
+  const key = Object.keys(groups).find((group) => normalizeDistribution(group) === normalizeDistribution(name));
+  if (key === undefined || seen.has(key)) return [];
+  seen.add(key);
+  const list = groups[key];
+  return (Array.isArray(list) ? list : []).flatMap((item): string[] => {
+    if (typeof item === 'string') return [item];
+    const included = table(item)['include-group'];
+    return typeof included === 'string' ? groupRequirements(groups, included, seen) : [];
+  });
+}
+
 /**
  * The distribution name the project at `root` gives itself: pyproject's `[project] name` or
  * Poetry's, setup.cfg's `[metadata] name`, else a literal `name=` of setup.py's `setup()`.
@@ -123,11 +157,11 @@ export async function readDistributionName(root: string): Promise<string | null>
  * development, Poetry's dependencies and groups, setup.cfg's `install_requires` and test
  * extras, setup.py's `install_requires`, `tests_require` and test extras (read from its
  * syntax, see {@link readSetupRequirements}), requirements files for tests and development
- * (following `-r`), and tox's `[testenv] deps` (in tox.ini or pyproject's `[tool.tox]
- * legacy_tox_ini`, `{[section]deps}` references followed). An extra tox's `[testenv] extras`
- * installs, or those files install the project with (`-e .[all]`), counts as a test group
- * whatever its name. Mapped to Debian packages by dh-python's
- * map. Null when it declares none.
+ * (following `-r`), and the deps of tox's sections the tests run in (in tox.ini or
+ * pyproject's `[tool.tox] legacy_tox_ini`, `{[section]deps}` references followed). An extra
+ * those sections install (`extras`), or those files install the project with (`-e .[all]`),
+ * counts as a test group whatever its name. Mapped to Debian packages by dh-python's map.
+ * Null when it declares none.
  *
  * @param files repo-relative paths of the tree's files
  * @param provided distributions the repo itself holds (the other projects of a monorepo), left out as the project's own name is
@@ -151,25 +185,34 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   const toxFile = await readText(root, 'tox.ini');
   const toxIni = toxFile === null ? (typeof legacyTox === 'string' ? legacyTox : null) : toxFile;
   const tox = toxIni === null ? null : parseIni(toxIni);
-  const toxExtras = new Set(tox === null ? [] : toxValue(tox, 'testenv', 'extras').split(/[\s,]+/).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra)));
+  const toxSections = tox === null ? [] : toxTestSections(tox);
+  const toxLines = (section: string, key: string): string => (tox === null ? '' : toxValue(tox, section, key));
+  const toxExtras = new Set(toxSections.flatMap((section) => toxLines(section, 'extras').split(/[\s,]+/)).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra)));
   // A line of a factor's only (`dj32: Django>=3.2,<3.3`, `!latest: djangorestframework`) names its package after the condition.
-  const toxDeps = tox === null ? [] : toxValue(tox, 'testenv', 'deps').split('\n').map((line) => line.replace(/^\s*[\w{}.,!-]+:\s+/, ''));
+  const toxDepsOf = (section: string): string[] => toxLines(section, 'deps').split('\n').map((line) => line.replace(/^\s*[\w{}.,!-]+:\s+/, ''));
+  const toxDeps = toxSections.flatMap(toxDepsOf);
   const included = toxDeps.map((line) => includedFile(line)?.replace(/^\{toxinidir\}\/?/, '')).filter((path): path is string => path !== undefined);
   const requirements = await readRequirementFiles(root, [...files.filter(isRequirementFile).sort(), ...included]);
   // Hatch's environments where the tests run: its default one (`hatch run test`) and those named for tests or development.
   const hatchEnvs = Object.entries(table(table(table(pyproject['tool'])['hatch'])['envs'])).filter(([name]) => name === 'default' || TEST_GROUP.test(name));
-  // Extras the tests' requirements install the project with (`-e .[test]`, a hatch environment's `features`) are test groups too.
-  const installedExtras = new Set([...[...toxDeps, ...requirements.flatMap(([, lines]) => lines)].flatMap(ownExtras), ...hatchEnvs.flatMap(([, env]) => strings(table(env)['features']))]);
+  const own = await readDistributionName(root);
+  const groups = table(pyproject['dependency-groups']);
+  const testGroups = Object.keys(groups).filter((group) => TEST_GROUP.test(group)).map((group): [string, string[]] => [group, groupRequirements(groups, group)]);
+  // Extras the tests' requirements install the project with (`-e .[test]`, `proj[django]`, a hatch environment's `features`) are test groups too.
+  const installedExtras = new Set([
+    ...[...toxDeps, ...requirements.flatMap(([, lines]) => lines), ...testGroups.flatMap(([, lines]) => lines)].flatMap((line) => [...ownExtras(line), ...extrasOf(line, own)]),
+    ...hatchEnvs.flatMap(([, env]) => strings(table(env)['features'])),
+  ]);
   const isTestGroup = (group: string): boolean => TEST_GROUP.test(group) || toxExtras.has(group) || installedExtras.has(group);
 
   const project = table(pyproject['project']);
   declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
-  for (const [group, list] of Object.entries(table(project['optional-dependencies']))) {
-    if (isTestGroup(group)) declare(`pyproject.toml [project.optional-dependencies] ${group}`, strings(list).map(requirementName));
-  }
-  for (const [group, list] of Object.entries(table(pyproject['dependency-groups']))) {
-    if (TEST_GROUP.test(group)) declare(`pyproject.toml [dependency-groups] ${group}`, strings(list).map(requirementName));
-  }
+  const optional = table(project['optional-dependencies']);
+  const testExtras = new Set(Object.keys(optional).filter(isTestGroup));
+  // A set grows as it is walked: a test extra's own extras (`test = ["proj[django]"]`) join it.
+  for (const extra of testExtras) for (const line of strings(optional[extra])) for (const more of extrasOf(line, own)) testExtras.add(more);
+  for (const extra of testExtras) declare(`pyproject.toml [project.optional-dependencies] ${extra}`, strings(optional[extra]).map(requirementName));
+  for (const [group, lines] of testGroups) declare(`pyproject.toml [dependency-groups] ${group}`, lines.map(requirementName));
   const poetry = table(table(pyproject['tool'])['poetry']);
   declare('pyproject.toml [tool.poetry.dependencies]', Object.keys(table(poetry['dependencies'])).filter((name) => name !== 'python'));
   declare('pyproject.toml [tool.poetry.dev-dependencies]', Object.keys(table(poetry['dev-dependencies'])));
@@ -203,10 +246,11 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     }
   }
 
-  declare(`${toxFile === null ? 'pyproject.toml [tool.tox] legacy_tox_ini' : 'tox.ini'} [testenv] deps`, toxDeps.map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
+  for (const section of toxSections) {
+    declare(`${toxFile === null ? 'pyproject.toml [tool.tox] legacy_tox_ini' : 'tox.ini'} [${section}] deps`, toxDepsOf(section).map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
+  }
   for (const [path, lines] of requirements) declare(path, lines.map(requirementName));
 
-  const own = await readDistributionName(root);
   for (const name of [...(own === null ? [] : [own]), ...provided]) names.delete(normalizeDistribution(name));
   const wanted = [...names].filter((name) => !TOOLING.test(name));
   if (wanted.length === 0) return null;
