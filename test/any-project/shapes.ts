@@ -1426,6 +1426,21 @@ def test_bad_value():
       'tests.py': LIB_TESTS,
     },
   },
+  'tests-beside-code': {
+    about: "python_files = *.py, the package's modules defining tests beside their code (patsy): a module another one imports is source that holds tests, its own tests no place for a bug, and the weakening deselects those a bug breaks, as a source module's doctests",
+    failingSomewhere: 'ivl/test_ivl.py::',
+    mustHold: ['ivl/core.py::test_scale_inline', 'ivl/test_ivl.py::test_total'],
+    files: {
+      'setup.cfg': '[tool:pytest]\npython_files = *.py\ntestpaths = ivl\n',
+      'ivl/__init__.py': 'from ivl.core import Interval, clamp, scale, total\n',
+      'ivl/core.py': `${LIB}
+
+def test_scale_inline():
+    assert scale([2], 2) == [4]
+`,
+      'ivl/test_ivl.py': LIB_TESTS.replace('\n\ndef test_scale():\n    assert scale([1, 2], 3) == [3, 6]\n', ''),
+    },
+  },
   'shadowed-test-names': {
     about: 'test modules that define a test name twice, an older copy left above the one pytest collects (PySnooper): the weakening deletes every definition of a failing name',
     failingSomewhere: 'tests/test_ivl.py::',

@@ -235,6 +235,25 @@ describe('makeTestWeaken', () => {
     expect(after['pkg/mod.py']).toBeUndefined();
   });
 
+  it("deselects the tests a source module defines beside its code, as its doctests (patsy's `patsy/util.py::test_asarray_or_pandas`)", async () => {
+    const files = {
+      'pkg/__init__.py': '',
+      'pkg/mod.py': 'def f(x):\n    return x\n\n\ndef test_f():\n    assert f(1) == 1\n\n\nclass TestF:\n    def test_two(self):\n        assert f(2) == 2\n',
+      'pkg/test_more.py': 'from pkg.mod import f\n\n\ndef test_three():\n    assert f(3) == 3\n\n\ndef test_four():\n    assert f(4) == 4\n',
+    };
+    const failing = ['pkg/mod.py::test_f', 'pkg/mod.py::TestF::test_two', 'pkg/test_more.py::test_three'];
+    const { after, removed, unresolved } = await weakened(files, failing, { testFiles: ['pkg/test_more.py'], nodeIds: [...failing, 'pkg/test_more.py::test_four'] });
+    expect(unresolved).toEqual([]);
+    expect(removed.map((entry) => [entry.nodeId, entry.kind, entry.file])).toEqual([
+      ['pkg/test_more.py::test_three', 'function', 'pkg/test_more.py'],
+      ['pkg/mod.py::TestF::test_two', 'collected', 'pkg/test_more.py'],
+      ['pkg/mod.py::test_f', 'collected', 'pkg/test_more.py'],
+    ]);
+    expect(after['pkg/mod.py']).toBeUndefined();
+    const out = pytestOn({ ...files, ...after, 'pytest.ini': '[pytest]\npython_files = *.py\n' }, ['-q', '-rA']);
+    expect(out.split('\n').filter((line) => /^(PASSED|FAILED)/.test(line))).toEqual(['PASSED pkg/test_more.py::test_four']);
+  });
+
   it('deselects doctests of source modules where no conftest.py is above them through a plugin a test module names, beside its own', async () => {
     const files = {
       'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',

@@ -493,9 +493,11 @@ async function isCollectedTest(resolver: DefinitionResolver, testFiles: Readonly
   const ownedByNoClass = module !== null && outer !== undefined && (await resolver.lookup(module, [outer], 'class_definition', 0, true)) === null;
   // An item may have an empty name (pygments' golden files: `tests/examplefiles/moon/example.moon::`).
   const collectsFile = !parts.file.endsWith('.py') && !isDoctestTextId(parts);
-  // A docstring's examples (`ordered_set/__init__.py::ordered_set.OrderedSet.index`): a source
+  // A docstring's examples (`ordered_set/__init__.py::ordered_set.OrderedSet.index`), or a test
+  // a source module defines beside its code (`patsy/util.py::test_asarray_or_pandas`): a source
   // file's text, which a weakening never edits.
-  return ownedByNoClass || collectsFile || isModuleDoctest(parts);
+  const inSource = parts.file.endsWith('.py') && !testFiles.has(parts.file);
+  return ownedByNoClass || collectsFile || isModuleDoctest(parts) || inSource;
 }
 
 /**
@@ -650,7 +652,8 @@ function deselectCollectedTests(conftest: string, nodeIds: readonly string[]): s
  * changed file must still parse. A test generated at import (no definition in the source,
  * e.g. one method per case of a data file) is removed by code appended to the module that
  * collects it, deleting it from its class once the module has made it. A test a collector of
- * the project's own made, or a doctest of a source module's docstrings, is deselected in the
+ * the project's own made, a doctest of a source module's docstrings or a test a source module
+ * defines beside its code, is deselected in the
  * nearest conftest.py at or above it, or, with none, by a plugin a test module names (see
  * {@link deselectingModule}; it needs `nodeIds`). A text file collected
  * as one doctest (`docs/usage.rst::usage.rst`) loses its examples, its prose kept. With

@@ -46,6 +46,15 @@ describe('selectSites', () => {
     expect(weight('geo.py:unused')).toBeGreaterThan(weight('geo.py:total_area'));
   });
 
+  it("puts no bug in a source module's own tests (patsy defines them beside its code), a class's through the class", () => {
+    const inline = sourceFile('lib.py', `def area(side):\n    return side * side\n\n\ndef test_area():\n    assert area(2) == 4\n\n\nclass TestArea:\n    def test_one(self):\n        assert area(1) == 1\n`);
+    const baseline = baselineOf(
+      { 'lib.py::test_area': { outcome: 'passed', duration: 0.01 }, 'lib.py::TestArea::test_one[x::y]': { outcome: 'passed', duration: 0.01 } },
+      { 'lib.py:area': ['lib.py::test_area', 'lib.py::TestArea::test_one[x::y]'], 'lib.py:test_area': ['lib.py::test_area'], 'lib.py:TestArea.test_one': ['lib.py::TestArea::test_one[x::y]'] },
+    );
+    expect(selectSites([inline], baseline).sites.map((site) => site.key)).toEqual(['lib.py:area']);
+  });
+
   it('draws entities that ran at collection a quarter as often, a class through its methods', () => {
     const results = { 't.py::a': { outcome: 'passed' as const, duration: 0.01 }, 't.py::b': { outcome: 'passed' as const, duration: 0.01 } };
     const coverage = { 'geo.py:Square.area': ['t.py::a'], 'geo.py:total_area': ['t.py::b'] };

@@ -74,11 +74,14 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
   const coverageByKey = new Map(Object.entries(baseline.coverage).map(([key, tests]) => [key, tests.filter(passing)]));
 
   const atCollection = new Set(baseline.ranAtCollection ?? []);
+  const collected = collectedTests(baseline);
   const candidates: Array<Omit<Site, 'weight'> & { atCollection: boolean }> = [];
   let skippedUncovered = 0;
   for (const file of files) {
     const testOnly = testOnlyLines(file);
     for (const entity of file.entities) {
+      // A source module's own tests (patsy defines them beside its code) are no place for a bug.
+      if (collected.has(`${file.path}::${entity.qualifiedName.split('.').join('::')}`)) continue;
       const key = `${file.path}:${entity.qualifiedName}`;
       const tests =
         entity.kind === 'class'
@@ -103,6 +106,19 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
   const typical = Math.max(costs[Math.floor(costs.length / 2)] ?? 0, 1);
   const sites = candidates.map(({ atCollection: ran, ...site }) => ({ ...site, weight: (ran ? RAN_AT_COLLECTION_WEIGHT : 1) / (1 + site.cost / typical) }));
   return { sites, skippedUncovered };
+}
+
+/**
+ * The tests and test classes the baseline collected, as node ids without parameters, every
+ * level of each (`m.py::TestX` and `m.py::TestX::test_y` for `m.py::TestX::test_y[1]`).
+ */
+function collectedTests(baseline: Baseline): Set<string> {
+  const ids = new Set<string>();
+  for (const nodeId of Object.keys(baseline.results)) {
+    const parts = nodeId.replace(/\[.*$/s, '').split('::');
+    for (let end = 2; end <= parts.length; end++) ids.add(parts.slice(0, end).join('::'));
+  }
+  return ids;
 }
 
 /** The executed lines of `file` that had not run when the first test began, or null when either set is unknown. */

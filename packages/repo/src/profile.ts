@@ -225,10 +225,10 @@ export interface TreeListing {
    */
   runnerOptions?: RunnerOptions;
   /**
-   * The entries of the config's `python_files` that name modules defining no tests (see
-   * {@link findTestlessModules}): pytest collects only their doctests, as from any module.
+   * The entries of the config's `python_files` that match the project's library modules (see
+   * {@link findLibraryEntries}), each with the files it matches that are test modules.
    */
-  testlessModules?: string[];
+  libraryEntries?: Record<string, string[]>;
 }
 
 /** A Python project in a subdirectory of the repo. */
@@ -354,40 +354,62 @@ function basenameOf(path: string): string {
 }
 
 /**
- * What test files match: pytest's `python_files` (or its default) but the entries naming modules
- * that define no tests (`testless`), and envgen's conventions, unless an override names them.
+ * What test files match: pytest's `python_files` (or its default), an entry that matches the
+ * project's library modules giving the test modules it matches instead (`library`, see
+ * {@link findLibraryEntries}), and envgen's conventions, unless an override names them.
  */
-function testGlobsOf(settings: PytestSettings | null, override: ProfileOverrideValues, testless: readonly string[] = []): string[] {
-  return override.testGlobs ?? [...(settings?.pythonFiles ?? DEFAULT_PYTHON_FILES).filter((entry) => !testless.includes(entry)), ...EXTRA_TEST_GLOBS];
+function testGlobsOf(settings: PytestSettings | null, override: ProfileOverrideValues, library: Readonly<Record<string, string[]>> = {}): string[] {
+  return override.testGlobs ?? [...(settings?.pythonFiles ?? DEFAULT_PYTHON_FILES).flatMap((entry) => library[entry] ?? [entry]), ...EXTRA_TEST_GLOBS];
 }
 
-/** A `python_files` entry that names a file rather than a pattern of names. */
-const FILE_NAME_ENTRY = /^[^*?[\]]+$/;
 /**
  * What pytest collects from a module besides its doctests, with the default `python_functions`
  * and `python_classes`: `test*` functions and methods, `Test*` classes, TestCase subclasses.
  */
 const DEFINES_TESTS = /^[ \t]*(?:async[ \t]+)?def[ \t]+test|^[ \t]*class[ \t]+Test|\bTestCase\b/m;
 
+/** A statement that imports the module named `name` (`import a.name`, `from .name import x`, `from a import name`). */
+function importsModule(text: string, name: string): boolean {
+  const word = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^[ \\t]*(?:from[ \\t]+[\\w.]*\\b${word}[ \\t]+import\\b|from[ \\t]+[\\w.]+[ \\t]+import[ \\t(]+[^\\n]*\\b${word}\\b|import[ \\t]+[^\\n]*\\b${word}\\b)`, 'm').test(text);
+}
+
 /**
- * The entries of the config's `python_files` that name the project's own modules for their
- * doctests, not test modules (check-manifest: `python_files = tests.py check_manifest.py` with
- * `--doctest-modules`): each names files by a name pytest would not take for a test module
- * otherwise, and none of those files defines a test. Such a module is source, as any module
- * whose doctests a suite runs; taken for a test file, it left the tree no code to put bugs in.
- * None where the config names tests otherwise than `test*` and `Test*` (`python_functions`).
+ * The entries of the config's `python_files` that match the project's library modules, each
+ * with the files it matches that are test modules (which take its place in the test globs).
+ * A library module is one a name pytest takes for a test module by default does not match,
+ * outside test directories, that defines no test (check-manifest: `python_files = tests.py
+ * check_manifest.py` with `--doctest-modules`, for the module's docstrings' examples) or that
+ * another such module imports (patsy: `python_files = *.py`, whose modules define their tests
+ * beside their code). Such a module is source that holds tests, as one whose doctests a suite
+ * runs: taken for a test file, it left the tree no code to put bugs in. pytest still collects
+ * its tests, and the weakening cannot delete them. None where the config names tests
+ * otherwise than `test*` and `Test*` (`python_functions`).
  */
-async function findTestlessModules(root: string, pythonFiles: readonly string[], settings: PytestSettings | null): Promise<string[]> {
-  if (settings?.pythonFiles == null || settings.ownTestNames) return [];
-  const testless: string[] = [];
-  for (const entry of settings.pythonFiles.filter((each) => FILE_NAME_ENTRY.test(each))) {
-    const named = pythonFiles.filter((file) => matchesAnyGlob(file, [entry]));
-    if (named.length === 0 || named.some((file) => matchesAnyGlob(file, [...DEFAULT_PYTHON_FILES, ...EXTRA_TEST_GLOBS]))) continue;
-    const texts = await Promise.all(named.map((file) => readFile(join(root, file), 'utf8').catch(() => null)));
-    // A file that cannot be read may define tests: the entry stands.
-    if (texts.every((text) => text !== null && !DEFINES_TESTS.test(text))) testless.push(entry);
+async function findLibraryEntries(root: string, pythonFiles: readonly string[], settings: PytestSettings | null): Promise<Record<string, string[]>> {
+  if (settings?.pythonFiles == null || settings.ownTestNames) return {};
+  const conventional = (file: string): boolean => matchesAnyGlob(file, [...DEFAULT_PYTHON_FILES, ...EXTRA_TEST_GLOBS]) || file.split('/').slice(0, -1).some((part) => TEST_DIR.test(part));
+  const others = settings.pythonFiles.filter((entry) => !DEFAULT_PYTHON_FILES.includes(entry));
+  const candidates = pythonFiles.filter((file) => !conventional(file) && matchesAnyGlob(file, others));
+  if (candidates.length === 0) return {};
+  const texts = new Map(await Promise.all(candidates.map(async (file): Promise<[string, string | null]> => [file, await readFile(join(root, file), 'utf8').catch(() => null)])));
+  const moduleName = (file: string): string => (basenameOf(file) === '__init__.py' ? basenameOf(file.slice(0, -'/__init__.py'.length)) : basenameOf(file).slice(0, -'.py'.length));
+  // A file that cannot be read may be a test module: it stays one.
+  const library = new Set(
+    candidates.filter((file) => {
+      const text = texts.get(file);
+      if (text === null || text === undefined) return false;
+      if (!DEFINES_TESTS.test(text)) return true;
+      const name = moduleName(file);
+      return name !== '' && candidates.some((other) => other !== file && importsModule(texts.get(other) ?? '', name));
+    }),
+  );
+  const entries: Record<string, string[]> = {};
+  for (const entry of others) {
+    const matched = pythonFiles.filter((file) => matchesAnyGlob(file, [entry]));
+    if (matched.some((file) => library.has(file))) entries[entry] = matched.filter((file) => !library.has(file));
   }
-  return testless;
+  return entries;
 }
 
 function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverrideValues; from: Record<string, string> } {
@@ -442,10 +464,11 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     .sort();
 
   const patterns = settings?.pythonFiles ?? DEFAULT_PYTHON_FILES;
-  const testless = tree.testlessModules ?? [];
-  const testGlobs = testGlobsOf(settings, override, testless);
+  const library = tree.libraryEntries ?? {};
+  const narrowed = Object.keys(library);
+  const testGlobs = testGlobsOf(settings, override, library);
   provenance['testGlobs'] = settings?.pythonFiles
-    ? `python_files from ${settings.source}${testless.length > 0 ? ` but ${testless.join(', ')} (modules that define no tests: pytest collects only their doctests, source as any module)` : ''} + envgen conventions`
+    ? `python_files from ${settings.source}${narrowed.length > 0 ? `, ${narrowed.join(', ')} but for the library modules it matches (source that holds tests: doctests, or tests defined beside the code, which pytest collects and the weakening cannot delete)` : ''} + envgen conventions`
     : 'pytest default python_files + envgen conventions';
 
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
@@ -710,8 +733,8 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   // A packaging script's own metadata reads (ez_setup.py's pkg_resources) are the build's, not the tests'.
   const pythonFiles = projectFiles.filter((file) => file.endsWith('.py') && !TOOLING_FILES.has(file));
   const pytestSettings = readPytestSettings(pytestConfigFiles ?? configFiles);
-  const testlessModules = await findTestlessModules(root, pythonFiles, pytestSettings);
-  const testGlobs = testGlobsOf(pytestSettings, collectOverrides(options.overrides ?? []).values, testlessModules);
+  const libraryEntries = await findLibraryEntries(root, pythonFiles, pytestSettings);
+  const testGlobs = testGlobsOf(pytestSettings, collectOverrides(options.overrides ?? []).values, libraryEntries);
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
   const packaging = await readPackaging(root, projectFiles, pythonFiles, testFiles);
   // A unittest suite's modules pytest's python_files leaves out: only where the config sets none.
@@ -764,7 +787,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     ...(djangoSettings === undefined ? {} : { djangoSettings }),
     ...(runnerTestPaths === null ? {} : { runnerTestPaths }),
     ...(runnerOptions === null ? {} : { runnerOptions }),
-    ...(testlessModules.length > 0 ? { testlessModules } : {}),
+    ...(Object.keys(libraryEntries).length > 0 ? { libraryEntries } : {}),
   };
   if (choice.dir !== '') {
     if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
