@@ -18,7 +18,8 @@ import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, countCoverage, groupFailures, summarizeResults } from '@envgen/testrun';
 import type { Baseline, CollectionError, FailureGroup, ImportedElsewhere, ResultSummary } from '@envgen/testrun';
-import { findMissingPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
+import { describeOlder, findMissingPackages, findOlderPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
+import type { OlderPackage } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import { stablePassing } from '@envgen/validate';
 import { cannotUse, installCommand, machineCause, ranNoCode, ranNoTreeCode } from './format-env.js';
@@ -59,6 +60,8 @@ export interface EnvReport {
   missingAptPackages: string[];
   /** Of {@link missingAptPackages}, those the Debian archive where the tests run has no candidate for. */
   unavailableAptPackages: string[];
+  /** Installed packages older than the project's declared dependencies accept. */
+  olderAptPackages: OlderPackage[];
   notes: string[];
   fromCache: boolean;
   seconds: number;
@@ -91,7 +94,7 @@ async function countEntities(worktree: string, files: readonly string[]): Promis
 async function findMissingPackagesWhereTestsRun(profile: Profile, provider: SandboxProvider, worktree: string, settings: Settings): Promise<MissingPackages> {
   const find = async (dpkg: DpkgQuery, apt: AptCacheQuery): Promise<MissingPackages> => {
     const missing = await findMissingPackages(profile.aptPackages, dpkg);
-    return { missing, unavailable: await findUnavailablePackages(missing, apt) };
+    return { missing, unavailable: await findUnavailablePackages(missing, apt), older: await findOlderPackages(profile.requiredVersions ?? [], dpkg) };
   };
   if (settings.sandbox !== 'docker') return find(hostDpkgQuery, hostAptCache);
   const sandbox = await provider.open({ worktree });
@@ -106,6 +109,8 @@ async function findMissingPackagesWhereTestsRun(profile: Profile, provider: Sand
 interface MissingPackages {
   missing: string[];
   unavailable: string[];
+  /** Installed ones older than the project's declared dependencies accept. */
+  older: OlderPackage[];
 }
 
 /** The profile's Debian packages missing where its tests run, with warnings that say how to install those the archive has. */
@@ -118,6 +123,9 @@ async function warnMissingPackages(profile: Profile, provider: SandboxProvider, 
   }
   if (found.unavailable.length > 0) {
     logger.warn(`the tests may need Debian packages that this machine's Debian archive does not have (tests that import them will fail or skip): ${found.unavailable.join(' ')}`);
+  }
+  if (found.older.length > 0) {
+    logger.warn(`the project declares newer versions of packages than are installed where its tests run (tests, or a conftest, that need them will fail): ${describeOlder(found.older)}`);
   }
   return found;
 }
@@ -239,6 +247,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       importedElsewhere: baseline.importedElsewhere ?? [],
       missingAptPackages: packages.missing,
       unavailableAptPackages: packages.unavailable,
+      olderAptPackages: packages.older,
       notes: repo.notes,
       fromCache,
       seconds: (performance.now() - started) / 1000,

@@ -9,7 +9,7 @@ function report(tests: Partial<EnvReport['tests']>, more: Partial<EnvReport> = {
     sourceFiles: 1, testFiles: 1, entities: { functions: 1, methods: 0, classes: 0 },
     tests: { total: 0, passed: 0, failed: 0, error: 0, skipped: 0, flaky: 0, ...tests },
     flaky: [], untraced: [], failing: [], collectionErrors: [], suiteSeconds: [1], coverage: { coveredFunctions: 1, allFunctions: 1 }, importedElsewhere: [],
-    missingAptPackages: [], unavailableAptPackages: [], notes: [], fromCache: false, seconds: 1, ...more,
+    missingAptPackages: [], unavailableAptPackages: [], olderAptPackages: [], notes: [], fromCache: false, seconds: 1, ...more,
   };
 }
 
@@ -34,6 +34,11 @@ describe("envgen env's report", () => {
     const text = formatEnvReport(report({ passed: 103, error: 615 }, { failing }));
     expect(text).toContain("615 × git.exc.InvalidGitRepositoryError: /tmp/repo (test/test_commit.py::TestCommit::test_bake, …): they read the project's own git repository");
     expect(text).toContain('in the tree without its history (a history would show the fix): these tests are in no instance');
+  });
+
+  it('names the installed packages older than the project declares it needs (davidhalter/jedi: parso>=0.8.6, whose 3.13 grammar its conftest loads)', () => {
+    const olderAptPackages = [{ package: 'python3-parso', version: '0.8.6', requirement: 'parso>=0.8.6', installed: '0.8.3-1' }];
+    expect(formatEnvReport(report({ passed: 1 }, { olderAptPackages }))).toMatch(/\n {2}older +parso>=0\.8\.6 \(python3-parso 0\.8\.3-1 installed\): the project declares newer versions\n/);
   });
 });
 

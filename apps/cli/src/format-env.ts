@@ -1,5 +1,5 @@
 import { quoteShellWord } from '@envgen/repo';
-import { installablePackages } from './host-packages.js';
+import { describeOlder, installablePackages } from './host-packages.js';
 import type { ImportedElsewhere } from '@envgen/testrun';
 import type { EnvReport } from './env-command.js';
 
@@ -91,6 +91,7 @@ export function formatEnvReport(report: EnvReport): string {
   const installable = installablePackages(report.missingAptPackages, report.unavailableAptPackages);
   if (installable.length > 0) rows.push(['missing', `${install} ${installable.join(' ')}`]);
   if (report.unavailableAptPackages.length > 0) rows.push(['not in apt', `${report.unavailableAptPackages.join(' ')} (not in this machine's Debian archive)`]);
+  if (report.olderAptPackages.length > 0) rows.push(['older', `${describeOlder(report.olderAptPackages)}: the project declares newer versions`]);
   for (const submodule of report.profile.submodules ?? []) rows.push(['submodule', `${submodule.path} @ ${submodule.commit.slice(0, 8)} (checked out with the repo)`]);
   for (const entry of report.importedElsewhere) rows.push(['imported', `${entry.module} from ${entry.imported}, not the tree's ${entry.tree}`]);
   for (const note of report.notes) rows.push(['note', note]);

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { compareDebianVersions } from '@envgen/repo';
+import type { RequiredVersion } from '@envgen/repo';
 import type { Sandbox } from '@envgen/sandbox';
 
 const execFileAsync = promisify(execFile);
@@ -76,4 +78,40 @@ export async function findMissingPackages(names: readonly string[], query: DpkgQ
 /** Of `missing`, those `apt-get install` can get (not among `unavailable`). */
 export function installablePackages(missing: readonly string[], unavailable: readonly string[]): string[] {
   return missing.filter((name) => !unavailable.includes(name));
+}
+
+/** A declared lower bound the installed package does not meet, with the version installed. */
+export interface OlderPackage extends RequiredVersion {
+  /** The installed package's Debian version (`0.8.3-1`). */
+  installed: string;
+}
+
+/** The upstream part of a Debian version: no epoch (`1:`), no Debian revision (`-1`). */
+function upstreamVersion(version: string): string {
+  const noEpoch = version.replace(/^\d+:/, '');
+  const revision = noEpoch.lastIndexOf('-');
+  return revision > 0 ? noEpoch.slice(0, revision) : noEpoch;
+}
+
+/**
+ * Of the lower bounds the project declares (`parso>=0.8.6`), those the Debian packages
+ * installed where the tests run do not meet (python3-parso 0.8.3-1). A package not installed
+ * is none of them: {@link findMissingPackages} names it.
+ */
+export async function findOlderPackages(required: readonly RequiredVersion[], query: DpkgQuery): Promise<OlderPackage[]> {
+  if (required.length === 0) return [];
+  const installed = new Map<string, string>();
+  for (const line of (await query(['-W', '-f=${Package} ${Version} ${db:Status-Abbrev}\n', ...required.map((entry) => entry.package)])).split('\n')) {
+    const [name, version, status] = line.trim().split(/\s+/);
+    if (name && version && status?.startsWith('ii')) installed.set(name.split(':')[0] ?? name, version);
+  }
+  return required.flatMap((entry) => {
+    const version = installed.get(entry.package);
+    return version !== undefined && compareDebianVersions(upstreamVersion(version), entry.version) < 0 ? [{ ...entry, installed: version }] : [];
+  });
+}
+
+/** `parso>=0.8.6 (python3-parso 0.8.3-1 installed)`, comma-separated. */
+export function describeOlder(older: readonly OlderPackage[]): string {
+  return older.map((entry) => `${entry.requirement} (${entry.package} ${entry.installed} installed)`).join(', ');
 }

@@ -1,4 +1,4 @@
-export type { RepoSpec, ResolvedRepo, Submodule, Worktree, Profile } from './types.js';
+export type { RepoSpec, ResolvedRepo, RequiredVersion, Submodule, Worktree, Profile } from './types.js';
 export { parseRepoSpec, isValidRef } from './spec.js';
 export type { ParseRepoSpecOptions } from './spec.js';
 export { acquireRepo, DEFAULT_GITHUB_BASE_URL } from './acquire.js';

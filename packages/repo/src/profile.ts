@@ -12,7 +12,7 @@ import { mayNameTestPaths, readRunner } from './runner-paths.js';
 import type { RunnerOptions, RunnerTestPaths } from './runner-paths.js';
 import { moduleFile } from './module-file.js';
 import { findUnittestModules } from './unittest-modules.js';
-import { readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
+import { highestMinimums, readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
 import type { ConfigFile, PytestSettings } from './pytest-config.js';
 import type { Profile } from './types.js';
@@ -538,6 +538,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   if (buildPackages.length > 0) provenance['aptPackages'] += ` + what building the compiled extensions takes (${buildPackages.join(' ')})`;
   if (djangoPackages.length > 0) provenance['aptPackages'] += ` + Django and pytest-django, which run a Django runner's suite under pytest`;
   const packages = override.aptPackages ?? aptPackages;
+  const requiredVersions = (declared?.minimums ?? []).filter((minimum) => packages.includes(minimum.package));
   // The packages the tests run with: their plugins' options in the project's addopts or runner are given.
   const withPlugins = new Set(packages);
 
@@ -664,6 +665,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     provenance,
     // testArgs of the user's own may give the native config's settings as `-o` overrides.
     ...(settings?.requiresPytest && !override.testArgs ? { requiresPytest: { version: settings.requiresPytest, from: settings.source } } : {}),
+    ...(requiredVersions.length > 0 ? { requiredVersions } : {}),
   };
   Object.assign(provenance, overrideFrom);
   return profile;
@@ -688,7 +690,8 @@ async function listFiles(root: string, skipped: ReadonlySet<string>, rel = ''): 
 function mergeDeclared(a: DeclaredDependencies | null, b: DeclaredDependencies | null): DeclaredDependencies | null {
   if (a === null || b === null) return a ?? b;
   const packages = [...new Set([...a.packages, ...b.packages])].sort();
-  return { packages, unpackaged: [...new Set([...a.unpackaged, ...b.unpackaged])].sort(), sources: [...a.sources, ...b.sources] };
+  const minimums = highestMinimums([...(a.minimums ?? []), ...(b.minimums ?? [])]);
+  return { packages, unpackaged: [...new Set([...a.unpackaged, ...b.unpackaged])].sort(), sources: [...a.sources, ...b.sources], ...(minimums.length > 0 ? { minimums } : {}) };
 }
 
 /**

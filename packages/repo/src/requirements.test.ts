@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deriveProfile } from './profile.js';
-import { DH_PYTHON_MAP, normalizeDistribution, ownExtras, readDebianMap, readDeclaredDependencies, requirementName } from './requirements.js';
+import { DH_PYTHON_MAP, normalizeDistribution, ownExtras, readDebianMap, readDeclaredDependencies, requirementMinimum, requirementName } from './requirements.js';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -71,6 +71,7 @@ dev = ["mypy", "ruff", "hypothesis"]
         'requirements/base.txt',
         'requirements/tests.txt',
       ],
+      minimums: [{ package: 'python3-attr', version: '21', requirement: 'attrs>=21' }],
     });
   });
 
@@ -175,6 +176,7 @@ if __name__ == "__main__":
       packages: ['python3-attr', 'python3-dateutil', 'python3-freezegun', 'python3-hypothesis', 'python3-pytest-cov', 'python3-yaml'],
       unpackaged: [],
       sources: ['setup.py install_requires', 'setup.py extras_require tests', 'setup.py extras_require all'],
+      minimums: [{ package: 'python3-attr', version: '21', requirement: 'attrs>=21' }],
     });
   });
 
@@ -194,6 +196,7 @@ if __name__ == "__main__":
       packages: ['python3-freezegun', 'python3-hypothesis', 'python3-pytest-cov'],
       unpackaged: [],
       sources: ['tox.ini [testenv] deps'],
+      minimums: [{ package: 'python3-hypothesis', version: '6', requirement: 'hypothesis>=6' }],
     });
   });
 
@@ -237,6 +240,22 @@ if __name__ == "__main__":
         'pyproject.toml [dependency-groups] dev',
       ],
     });
+  });
+
+  it("keeps each package's highest declared lower bound, not pins, nor requirements a marker may leave out (davidhalter/jedi: parso>=0.8.6)", async () => {
+    expect(requirementMinimum('parso>=0.8.6,<0.9.0')).toBe('0.8.6');
+    expect(requirementMinimum('attrs ~= 23.1')).toBe('23.1');
+    expect(requirementMinimum('hypothesis>=6.0rc1')).toBe('6.0~rc1');
+    expect(requirementMinimum('pyyaml==6.0.3')).toBeNull();
+    expect(requirementMinimum('freezegun>=1.2; python_version < "3.12"')).toBeNull();
+    expect(requirementMinimum('pyyaml')).toBeNull();
+    const { root, files } = tree({
+      'setup.py': 'from setuptools import setup\n\nsetup(name="x", install_requires=["python-dateutil>=2.7", "pyyaml==6.0.3"], extras_require={"testing": ["python-dateutil>=2.8.1", "hypothesis>=6"]})\n',
+    });
+    expect((await readDeclaredDependencies(root, files, MAP))?.minimums).toEqual([
+      { package: 'python3-dateutil', version: '2.8.1', requirement: 'python-dateutil>=2.8.1' },
+      { package: 'python3-hypothesis', version: '6', requirement: 'hypothesis>=6' },
+    ]);
   });
 
   it('is null when the project declares nothing beyond pytest and tooling', async () => {

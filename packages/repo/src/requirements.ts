@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
+import { compareDebianVersions } from './debian-version.js';
 import { parseIni } from './ini.js';
 import { parsePyproject, readText, table as tableOrNull } from './packaging.js';
 import type { Table } from './packaging.js';
 import { readSetupRequirements } from './setup-script.js';
+import type { RequiredVersion } from './types.js';
 
 /** dh-python's map of distribution names to Debian packages (package dh-python). */
 export const DH_PYTHON_MAP = '/usr/share/dh-python/dist/cpython3_fallback';
@@ -16,7 +18,10 @@ export interface DeclaredDependencies {
   unpackaged: string[];
   /** Where they were declared (`pyproject.toml [project.optional-dependencies] test`, `requirements-dev.txt`). */
   sources: string[];
+  /** The lowest versions the declarations accept, by Debian package (`parso>=0.8.6` → python3-parso), sorted by package; absent: none. */
+  minimums?: RequiredVersion[];
 }
+
 
 // Groups of test and development requirements.
 const TEST_GROUP = /^(tests?|testing|dev|develop|development|ci|check)$|test/i;
@@ -33,6 +38,29 @@ export function requirementName(line: string): string | null {
   const trimmed = line.replace(/(^|\s)#.*$/, '').trim();
   if (trimmed === '' || trimmed.startsWith('-') || /^[./]|:\/\//.test(trimmed)) return null;
   return /^([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(trimmed)?.[1] ?? null;
+}
+
+/** Of several lower bounds on one package, the highest, one per package, sorted by package. */
+export function highestMinimums(minimums: Iterable<RequiredVersion>): RequiredVersion[] {
+  const byPackage = new Map<string, RequiredVersion>();
+  for (const minimum of minimums) {
+    const known = byPackage.get(minimum.package);
+    if (known === undefined || compareDebianVersions(minimum.version, known.version) > 0) byPackage.set(minimum.package, minimum);
+  }
+  return [...byPackage.values()].sort((a, b) => a.package.localeCompare(b.package));
+}
+
+/**
+ * The lowest version a requirement line accepts, where it gives one with `>=`, `~=` or `>`
+ * (`parso>=0.8.6,<0.9` → `0.8.6`), as Debian orders versions (a pre-release `2.0rc1` is
+ * `2.0~rc1`). Null for pins (`==`, a lock file's), for none, and where an environment
+ * marker may leave the requirement out on this Python.
+ */
+export function requirementMinimum(line: string): string | null {
+  const trimmed = line.replace(/(^|\s)#.*$/, '').trim();
+  if (trimmed.includes(';')) return null;
+  const bound = /(?:>=|~=|>)\s*v?([0-9][0-9A-Za-z.+!-]*)/.exec(trimmed)?.[1];
+  return bound === undefined ? null : bound.replace(/\.?(a|b|rc|alpha|beta|c|pre|preview|dev)(?=\d*$|\d*\.)/, '~$1');
 }
 
 /** The file a requirements line includes (`-r base.txt`, `--requirement=base.txt`). */
@@ -169,12 +197,19 @@ export async function readDistributionName(root: string): Promise<string | null>
 export async function readDeclaredDependencies(root: string, files: readonly string[], debianMap: ReadonlyMap<string, string>, provided: readonly string[] = []): Promise<DeclaredDependencies | null> {
   const names = new Set<string>();
   const sources: string[] = [];
-  const declare = (source: string, declared: Iterable<string | null>) => {
+  /** The highest lower bound declared for each distribution (`parso>=0.8.6`). */
+  const minimums = new Map<string, { version: string; requirement: string }>();
+  const declare = (source: string, lines: Iterable<string>) => {
     let any = false;
-    for (const name of declared) {
+    for (const line of lines) {
+      const name = requirementName(line);
       if (name === null) continue;
-      names.add(normalizeDistribution(name));
+      const normalized = normalizeDistribution(name);
+      names.add(normalized);
       any = true;
+      const minimum = requirementMinimum(line);
+      const known = minimums.get(normalized);
+      if (minimum !== null && (known === undefined || compareDebianVersions(minimum, known.version) > 0)) minimums.set(normalized, { version: minimum, requirement: `${name}>=${minimum}` });
     }
     if (any) sources.push(source);
   };
@@ -206,13 +241,13 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   const isTestGroup = (group: string): boolean => TEST_GROUP.test(group) || toxExtras.has(group) || installedExtras.has(group);
 
   const project = table(pyproject['project']);
-  declare('pyproject.toml [project] dependencies', strings(project['dependencies']).map(requirementName));
+  declare('pyproject.toml [project] dependencies', strings(project['dependencies']));
   const optional = table(project['optional-dependencies']);
   const testExtras = new Set(Object.keys(optional).filter(isTestGroup));
   // A set grows as it is walked: a test extra's own extras (`test = ["proj[django]"]`) join it.
   for (const extra of testExtras) for (const line of strings(optional[extra])) for (const more of extrasOf(line, own)) testExtras.add(more);
-  for (const extra of testExtras) declare(`pyproject.toml [project.optional-dependencies] ${extra}`, strings(optional[extra]).map(requirementName));
-  for (const [group, lines] of testGroups) declare(`pyproject.toml [dependency-groups] ${group}`, lines.map(requirementName));
+  for (const extra of testExtras) declare(`pyproject.toml [project.optional-dependencies] ${extra}`, strings(optional[extra]));
+  for (const [group, lines] of testGroups) declare(`pyproject.toml [dependency-groups] ${group}`, lines);
   const poetry = table(table(pyproject['tool'])['poetry']);
   declare('pyproject.toml [tool.poetry.dependencies]', Object.keys(table(poetry['dependencies'])).filter((name) => name !== 'python'));
   declare('pyproject.toml [tool.poetry.dev-dependencies]', Object.keys(table(poetry['dev-dependencies'])));
@@ -220,36 +255,36 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.poetry.group.${group}]`, Object.keys(table(table(body)['dependencies'])));
   }
   for (const [name, env] of hatchEnvs) {
-    declare(`pyproject.toml [tool.hatch.envs.${name}]`, [...strings(table(env)['dependencies']), ...strings(table(env)['extra-dependencies'])].map(requirementName));
+    declare(`pyproject.toml [tool.hatch.envs.${name}]`, [...strings(table(env)['dependencies']), ...strings(table(env)['extra-dependencies'])]);
   }
   for (const [group, list] of Object.entries(table(table(table(pyproject['tool'])['pdm'])['dev-dependencies']))) {
-    if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.pdm.dev-dependencies] ${group}`, strings(list).map(requirementName));
+    if (TEST_GROUP.test(group)) declare(`pyproject.toml [tool.pdm.dev-dependencies] ${group}`, strings(list));
   }
-  declare('pyproject.toml [tool.uv] dev-dependencies', strings(table(table(pyproject['tool'])['uv'])['dev-dependencies']).map(requirementName));
+  declare('pyproject.toml [tool.uv] dev-dependencies', strings(table(table(pyproject['tool'])['uv'])['dev-dependencies']));
 
   const setupCfg = await readText(root, 'setup.cfg');
   if (setupCfg !== null) {
     const ini = parseIni(setupCfg);
-    declare('setup.cfg install_requires', (ini.get('options')?.get('install_requires') ?? '').split('\n').map(requirementName));
+    declare('setup.cfg install_requires', (ini.get('options')?.get('install_requires') ?? '').split('\n'));
     for (const [extra, lines] of ini.get('options.extras_require') ?? []) {
-      if (isTestGroup(extra)) declare(`setup.cfg extras_require ${extra}`, lines.split('\n').map(requirementName));
+      if (isTestGroup(extra)) declare(`setup.cfg extras_require ${extra}`, lines.split('\n'));
     }
   }
 
   const setupPy = await readText(root, 'setup.py');
   if (setupPy !== null) {
     const setup = readSetupRequirements(setupPy);
-    declare('setup.py install_requires', setup.installRequires.map(requirementName));
-    declare('setup.py tests_require', setup.testsRequire.map(requirementName));
+    declare('setup.py install_requires', setup.installRequires);
+    declare('setup.py tests_require', setup.testsRequire);
     for (const [extra, list] of Object.entries(setup.extras)) {
-      if (isTestGroup(extra)) declare(`setup.py extras_require ${extra}`, list.map(requirementName));
+      if (isTestGroup(extra)) declare(`setup.py extras_require ${extra}`, list);
     }
   }
 
   for (const section of toxSections) {
-    declare(`${toxFile === null ? 'pyproject.toml [tool.tox] legacy_tox_ini' : 'tox.ini'} [${section}] deps`, toxDepsOf(section).map((line) => requirementName(line.replace(/^\{[^}]*\}\s*/, ''))));
+    declare(`${toxFile === null ? 'pyproject.toml [tool.tox] legacy_tox_ini' : 'tox.ini'} [${section}] deps`, toxDepsOf(section).map((line) => line.replace(/^\{[^}]*\}\s*/, '')));
   }
-  for (const [path, lines] of requirements) declare(path, lines.map(requirementName));
+  for (const [path, lines] of requirements) declare(path, lines);
 
   for (const name of [...(own === null ? [] : [own]), ...provided]) names.delete(normalizeDistribution(name));
   const wanted = [...names].filter((name) => !TOOLING.test(name));
@@ -261,5 +296,13 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     if (deb === undefined) unpackaged.push(name);
     else packages.add(deb);
   }
-  return { packages: [...packages].sort(), unpackaged: unpackaged.sort(), sources };
+  // Tooling's bounds too: pytest's is the one most often newer than Debian's.
+  const required = highestMinimums(
+    [...names].flatMap((name) => {
+      const minimum = minimums.get(name);
+      const deb = debianMap.get(name);
+      return minimum === undefined || deb === undefined ? [] : [{ package: deb, ...minimum }];
+    }),
+  );
+  return { packages: [...packages].sort(), unpackaged: unpackaged.sort(), sources, ...(required.length > 0 ? { minimums: required } : {}) };
 }

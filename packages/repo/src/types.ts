@@ -52,6 +52,15 @@ export interface Worktree {
   remove(): Promise<void>;
 }
 
+/** A lower bound the project declares on a dependency, on the Debian package it maps to. */
+export interface RequiredVersion {
+  package: string;
+  /** The upstream version, as Debian orders versions (`2.0~rc1`). */
+  version: string;
+  /** The requirement, as the project declares it (`parso>=0.8.6`). */
+  requirement: string;
+}
+
 /**
  * How to run a repo's tests. Detected from the tree, then overridden by a profile file
  * (configs/profiles/<owner>__<name>.json or the user's config).
@@ -93,4 +102,9 @@ export interface Profile {
    * older one. `from` names the config.
    */
   requiresPytest?: { version: string; from: string };
+  /**
+   * The lowest versions of its Debian packages the project's declared dependencies accept
+   * (absent: none declared): `envgen env` and `inject` warn where the machine's are older.
+   */
+  requiredVersions?: RequiredVersion[];
 }
