@@ -235,6 +235,12 @@ describe('makeTestWeaken', () => {
     expect(after['pkg/mod.py']).toBeUndefined();
   });
 
+  it("deletes the module-level statements that set attributes of a deleted test, nose's way of marking it (patsy's `test_redundancy_thoroughly.slow = 1`)", async () => {
+    const source = 'def test_slow():\n    assert True\n\n\ntest_slow.slow = 1\ntest_slow.__dict__["x"] = 2\ntest_slow.tags.level += 1\ntest_keep = 3\n\n\ndef test_kept():\n    pass\n\n\ntest_kept.slow = True\n';
+    const { after } = await weakened({ 'tests/test_n.py': source }, ['tests/test_n.py::test_slow']);
+    expect(after['tests/test_n.py']).toBe('\n\ntest_keep = 3\n\n\ndef test_kept():\n    pass\n\n\ntest_kept.slow = True\n');
+  });
+
   it("deselects the tests a source module defines beside its code, as its doctests (patsy's `patsy/util.py::test_asarray_or_pandas`)", async () => {
     const files = {
       'pkg/__init__.py': '',

@@ -75,6 +75,32 @@ function definitionOf(statement: SyntaxNode): { definition: SyntaxNode; statemen
   return null;
 }
 
+/**
+ * The module-level statements that set attributes (or items of them) of the module-level
+ * functions among `deleted` (nose's way of marking a test: patsy's
+ * `test_redundancy_thoroughly.slow = 1`),
+ * which would fail with a NameError once the function is gone, and the module with them.
+ */
+function attributeAssignmentsOf(root: SyntaxNode, deleted: readonly SyntaxNode[]): SyntaxNode[] {
+  const names = new Set(
+    deleted.filter((node) => node.parent?.type === 'module').flatMap((node) => {
+      const definition = definitionOf(node)?.definition;
+      const name = definition?.type === 'function_definition' ? definition.childForFieldName('name')?.text : undefined;
+      return name === undefined ? [] : [name];
+    }),
+  );
+  if (names.size === 0) return [];
+  const setsAttributeOfDeleted = (statement: SyntaxNode): boolean => {
+    const assignment = statement.type === 'expression_statement' && statement.namedChildCount === 1 ? statement.namedChildren[0] : null;
+    if (assignment?.type !== 'assignment' && assignment?.type !== 'augmented_assignment') return false;
+    let target = assignment.childForFieldName('left');
+    if (target?.type !== 'attribute' && target?.type !== 'subscript') return false;
+    while (target?.type === 'attribute' || target?.type === 'subscript') target = target.childForFieldName(target.type === 'attribute' ? 'object' : 'value');
+    return target?.type === 'identifier' && names.has(target.text);
+  };
+  return root.namedChildren.filter(setsAttributeOfDeleted);
+}
+
 const BRANCH_TYPES = new Set(['if_statement', 'elif_clause', 'else_clause', 'try_statement', 'except_clause', 'finally_clause', 'with_statement', 'block']);
 
 /**
@@ -759,6 +785,7 @@ export async function makeTestWeaken(options: MakeTestWeakenOptions): Promise<Te
     const statements = [...nodes.values()].filter(
       (node) => !isAssertion(node) || !functions.some((fn) => fn.startIndex <= node.startIndex && node.endIndex <= fn.endIndex),
     );
+    statements.push(...attributeAssignmentsOf(file.root, functions));
     const extra = generated.get(path);
     const collected = deselected.get(path);
     if (statements.length === 0 && extra === undefined && collected === undefined) continue;
