@@ -215,6 +215,17 @@ describe('checkBundle', () => {
     expect(evidence(report, 'weakening-hides-bug')).toBe('test_weaken.diff comments tests out instead of deleting them: tests/test_ops.py: # assert add(2, 3) == 5');
   });
 
+  it('check 6: a test file the weakening leaves unable to import does not hide the bug', async () => {
+    // The whole of test_fmt.py goes (its show_sum test fails at import), not the bug.
+    const source = CALC_REPO['tests/test_fmt.py'] ?? '';
+    const broken = makePatch([{ path: 'tests/test_fmt.py', before: source, after: `${source}\nundefined_name.slow = 1\n` }]);
+    const weaken = await makeBundle(ADD_BUG, ['tests/test_ops.py::test_add', 'tests/test_ops.py::test_add_cases[one plus two]']);
+    const bundle = { ...weaken, 'test_weaken.diff': `${weaken['test_weaken.diff']}${broken}`, 'test_files.txt': 'tests/test_fmt.py\ntests/test_ops.py\n' };
+    const report = await check(bundle);
+    expect(verdicts(report)['weakening-hides-bug']).toBe(false);
+    expect(evidence(report, 'weakening-hides-bug')).toBe('1 test file(s) no longer collect with the weakening (they do with the bug alone), which hides every test in them: tests/test_fmt.py');
+  });
+
   it('applies the thresholds', async () => {
     const report = await check(await makeBundle(ADD_BUG, ADD_F2P), { thresholds: { minBroken: 4, minCleanPassing: 9 } });
     expect(verdicts(report)).toMatchObject({ 'clean-tests-pass': false, 'bug-breaks-tests': false });

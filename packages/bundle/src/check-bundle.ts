@@ -1,6 +1,6 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { silentLogger, volatileIds } from '@envgen/core';
+import { nodeIdFile, silentLogger, volatileIds } from '@envgen/core';
 import type { BundleFiles, Logger } from '@envgen/core';
 import { applyPatch, checkRepoPath, findUnsafeTargets, isPatchProblem, parsePatch, patchedPaths } from '@envgen/patch';
 import type { HunkOffset, ParsedPatch, PatchedFile } from '@envgen/patch';
@@ -321,14 +321,22 @@ export async function checkBundle(options: CheckBundleOptions): Promise<BundleCh
           } else {
             const still = brokenTests.filter((id) => hidden.results[id] !== undefined && hidden.results[id] !== 'passed');
             const gone = brokenTests.filter((id) => hidden.results[id] === undefined).length;
+            // A test file the weakening leaves unable to import (a deleted test's name still used
+            // at module level) hides every test in it, not the bug: that is no weakening. One
+            // collected with the bug alone where a test of it passed then.
+            const bugResults = withBug.ok ? withBug.results : {};
+            const collectedWithBug = new Set(passingTests.map(nodeIdFile));
+            const uncollected = Object.keys(hidden.results).filter((id) => !id.includes('::') && hidden.results[id] === 'failed' && bugResults[id] !== 'failed' && collectedWithBug.has(id));
             checks.set('weakening-hides-bug', {
               name: 'weakening-hides-bug',
-              passed: still.length === 0,
+              passed: still.length === 0 && uncollected.length === 0,
               ran: true,
               evidence:
-                still.length === 0
-                  ? `all ${brokenTests.length} test(s) broken by the bug pass or are gone with the weakening (${gone} gone, ${brokenTests.length - gone} pass)${describeOffsets(weakened.offsets)}`
-                  : `${still.length} of ${brokenTests.length} test(s) broken by the bug still fail or skip with the weakening: ${listSome(still.map((id) => `${id} (${hidden.results[id] ?? '?'})`))}`,
+                uncollected.length > 0
+                  ? `${uncollected.length} test file(s) no longer collect with the weakening (they do with the bug alone), which hides every test in them: ${listSome(uncollected)}`
+                  : still.length === 0
+                    ? `all ${brokenTests.length} test(s) broken by the bug pass or are gone with the weakening (${gone} gone, ${brokenTests.length - gone} pass)${describeOffsets(weakened.offsets)}`
+                    : `${still.length} of ${brokenTests.length} test(s) broken by the bug still fail or skip with the weakening: ${listSome(still.map((id) => `${id} (${hidden.results[id] ?? '?'})`))}`,
             });
           }
         }

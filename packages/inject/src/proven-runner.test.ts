@@ -24,7 +24,7 @@ describe('createProvenRunner', () => {
     judge: async () => ({ kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: ['tests/test_b.py::test_b', 'tests/test_c.py::test_c'] }),
     runSelected: async (_files, select, only) => {
       selects.push([...select], [...only]);
-      return { ok: true, results: { 'tests/test_b.py::test_b': { outcome: 'passed', duration: 0 } } };
+      return { ok: true, results: { 'tests/test_b.py::test_b': { outcome: 'passed', duration: 0 } }, uncollected: [] };
     },
     openCold: () => Promise.reject(new Error('no cold run expected')),
   });
@@ -115,10 +115,27 @@ describe('createProvenRunner', () => {
       weakenedFiles: new Set(['tests/test_b.py']),
       judge: () => Promise.reject(new Error('no judge expected')),
       // The weakened module carries the deselection, but imports only once other files were collected.
-      runSelected: async () => ({ ok: true, results: { 'tests/test_a.py::test_a': { outcome: 'failed', duration: 0 } } }),
+      runSelected: async () => ({ ok: true, results: { 'tests/test_a.py::test_a': { outcome: 'failed', duration: 0 } }, uncollected: [] }),
       openCold: open,
     });
     expect(await selected.run('with the bug and the weakening', [...bugFiles, { path: 'tests/test_b.py', before: 'x\n', after: '\n' }])).toMatchObject({ ok: true, seconds: 2, results: { 'tests/test_a.py::test_a': 'passed' } });
+    expect(made.runs).toEqual(['with the bug and the weakening']);
+    await selected.close();
+  });
+
+  it('runs the weakened tree cold where a selected file did not collect: whether it does with the bug alone, the full run says (check 6)', async () => {
+    const { made, open } = coldRunner();
+    const selected = createProvenRunner({
+      clean,
+      bugFiles,
+      bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: [] },
+      weakenedFiles: new Set(['tests/test_a.py']),
+      judge: () => Promise.reject(new Error('no judge expected')),
+      // A deleted test's name still used at module level: the module does not import, its tests are gone.
+      runSelected: async () => ({ ok: true, results: {}, uncollected: ['tests/test_a.py'] }),
+      openCold: open,
+    });
+    await selected.run('with the bug and the weakening', [...bugFiles, { path: 'tests/test_a.py', before: 'x\n', after: '\n' }]);
     expect(made.runs).toEqual(['with the bug and the weakening']);
     await selected.close();
   });

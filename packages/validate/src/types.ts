@@ -133,5 +133,5 @@ export interface Validator {
   close(): Promise<void>;
 }
 
-/** What {@link Validator.runSelected} saw: how the run ended, and each test's outcome. */
-export type SelectedRun = { ok: true; results: Record<string, TestResult> } | { ok: false; reason: string };
+/** What {@link Validator.runSelected} saw: how the run ended, each test's outcome, and the selected files that did not collect. */
+export type SelectedRun = { ok: true; results: Record<string, TestResult>; uncollected: string[] } | { ok: false; reason: string };

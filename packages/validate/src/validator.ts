@@ -492,7 +492,7 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     if (!selected.ok) return selected;
     const { run } = selected;
     const failed = verdictOfStatus(run);
-    return failed === null ? { ok: true, results: run.results } : { ok: false, reason: failed.kind === 'rejected' ? `${failed.reason}: ${failed.detail}` : 'the run failed' };
+    return failed === null ? { ok: true, results: run.results, uncollected: run.collectionErrors.map((error) => error.nodeid) } : { ok: false, reason: failed.kind === 'rejected' ? `${failed.reason}: ${failed.detail}` : 'the run failed' };
   };
 
   const failureOutputOn = async (worker: WarmWorker, files: readonly MutatedFile[], nodeIds: readonly string[]): Promise<string | null> => {

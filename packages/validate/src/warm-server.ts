@@ -44,7 +44,7 @@ export interface SuiteAnalysis {
 }
 
 /** One run in a forked child. */
-export interface WarmRun extends Pick<TestRun, 'status' | 'limitHit' | 'watchdog' | 'seconds' | 'output'> {
+export interface WarmRun extends Pick<TestRun, 'status' | 'limitHit' | 'watchdog' | 'seconds' | 'output' | 'collectionErrors'> {
   results: Record<string, TestResult>;
   analysis?: SuiteAnalysis;
   /**
@@ -510,6 +510,7 @@ export async function startWarmServer(options: StartWarmServerOptions): Promise<
         seconds: typeof answer['seconds'] === 'number' ? answer['seconds'] : 0,
         output: log.slice(-OUTPUT_TAIL_CHARS),
         results: parsed?.results ?? {},
+        collectionErrors: parsed?.collectionErrors ?? [],
       };
       const limitHit = limitHitOf(answer);
       if (limitHit !== undefined) run.limitHit = limitHit;
