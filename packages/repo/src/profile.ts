@@ -368,10 +368,16 @@ function testGlobsOf(settings: PytestSettings | null, override: ProfileOverrideV
  */
 const DEFINES_TESTS = /^[ \t]*(?:async[ \t]+)?def[ \t]+test|^[ \t]*class[ \t]+Test|\bTestCase\b/m;
 
-/** A statement that imports the module named `name` (`import a.name`, `from .name import x`, `from a import name`). */
-function importsModule(text: string, name: string): boolean {
-  const word = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^[ \\t]*(?:from[ \\t]+[\\w.]*\\b${word}[ \\t]+import\\b|from[ \\t]+[\\w.]+[ \\t]+import[ \\t(]+[^\\n]*\\b${word}\\b|import[ \\t]+[^\\n]*\\b${word}\\b)`, 'm').test(text);
+/**
+ * The module names the import statements of a Python text name, each dotted part and each
+ * name imported from a module (`from .util import square` → util, square; `import a.b as c` → a, b).
+ */
+function importedNames(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const [, from, imported] of text.matchAll(/^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+\(?([^\n#]*)/gm)) {
+    for (const word of `${from ?? ''} ${imported ?? ''}`.split(/[\s.,()]+/)) if (/^[A-Za-z_]\w*$/.test(word) && word !== 'as') names.add(word);
+  }
+  return names;
 }
 
 /**
@@ -383,8 +389,8 @@ function importsModule(text: string, name: string): boolean {
  * another such module imports (patsy: `python_files = *.py`, whose modules define their tests
  * beside their code). Such a module is source that holds tests, as one whose doctests a suite
  * runs: taken for a test file, it left the tree no code to put bugs in. pytest still collects
- * its tests, and the weakening cannot delete them. None where the config names tests
- * otherwise than `test*` and `Test*` (`python_functions`).
+ * its tests, and the weakening deselects those a bug breaks. None where the config names
+ * tests otherwise than `test*` and `Test*` (`python_functions`).
  */
 async function findLibraryEntries(root: string, pythonFiles: readonly string[], settings: PytestSettings | null): Promise<Record<string, string[]>> {
   if (settings?.pythonFiles == null || settings.ownTestNames) return {};
@@ -394,14 +400,16 @@ async function findLibraryEntries(root: string, pythonFiles: readonly string[], 
   if (candidates.length === 0) return {};
   const texts = new Map(await Promise.all(candidates.map(async (file): Promise<[string, string | null]> => [file, await readFile(join(root, file), 'utf8').catch(() => null)])));
   const moduleName = (file: string): string => (basenameOf(file) === '__init__.py' ? basenameOf(file.slice(0, -'/__init__.py'.length)) : basenameOf(file).slice(0, -'.py'.length));
+  // Which candidates import each module name (a name imported by a module of its own name is its own).
+  const importers = new Map<string, Set<string>>();
+  for (const [file, text] of texts) for (const name of importedNames(text ?? '')) importers.set(name, (importers.get(name) ?? new Set<string>()).add(file));
   // A file that cannot be read may be a test module: it stays one.
   const library = new Set(
     candidates.filter((file) => {
       const text = texts.get(file);
       if (text === null || text === undefined) return false;
       if (!DEFINES_TESTS.test(text)) return true;
-      const name = moduleName(file);
-      return name !== '' && candidates.some((other) => other !== file && importsModule(texts.get(other) ?? '', name));
+      return [...(importers.get(moduleName(file)) ?? [])].some((other) => other !== file);
     }),
   );
   const entries: Record<string, string[]> = {};
@@ -468,7 +476,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const narrowed = Object.keys(library);
   const testGlobs = testGlobsOf(settings, override, library);
   provenance['testGlobs'] = settings?.pythonFiles
-    ? `python_files from ${settings.source}${narrowed.length > 0 ? `, ${narrowed.join(', ')} but for the library modules it matches (source that holds tests: doctests, or tests defined beside the code, which pytest collects and the weakening cannot delete)` : ''} + envgen conventions`
+    ? `python_files from ${settings.source}${narrowed.length > 0 ? `, ${narrowed.join(', ')} but for the library modules it matches (source that holds tests: doctests, or tests defined beside the code, which pytest collects and the weakening deselects)` : ''} + envgen conventions`
     : 'pytest default python_files + envgen conventions';
 
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
