@@ -53,6 +53,10 @@ describe('selectSites', () => {
       { 'lib.py:area': ['lib.py::test_area', 'lib.py::TestArea::test_one[x::y]'], 'lib.py:test_area': ['lib.py::test_area'], 'lib.py:TestArea.test_one': ['lib.py::TestArea::test_one[x::y]'] },
     );
     expect(selectSites([inline], baseline).sites.map((site) => site.key)).toEqual(['lib.py:area']);
+    // A module's own doctest is named by the module, as a function of the same name may be (python-tabulate's `tabulate`).
+    const named = sourceFile('pkg/tabulate.py', 'def tabulate(rows):\n    return rows\n');
+    const doctested = baselineOf({ 'pkg/tabulate.py::tabulate': { outcome: 'passed', duration: 0.01 }, 't.py::test_t': { outcome: 'passed', duration: 0.01 } }, { 'pkg/tabulate.py:tabulate': ['t.py::test_t'] });
+    expect(selectSites([named], doctested).sites.map((site) => site.key)).toEqual(['pkg/tabulate.py:tabulate']);
   });
 
   it('draws entities that ran at collection a quarter as often, a class through its methods', () => {

@@ -110,12 +110,17 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
 
 /**
  * The tests and test classes the baseline collected, as node ids without parameters, every
- * level of each (`m.py::TestX` and `m.py::TestX::test_y` for `m.py::TestX::test_y[1]`).
+ * level of each (`m.py::TestX` and `m.py::TestX::test_y` for `m.py::TestX::test_y[1]`), but
+ * a module's own doctest, named by the module (`tabulate/__init__.py::tabulate`), which is no
+ * function of the module of that name.
  */
 function collectedTests(baseline: Baseline): Set<string> {
   const ids = new Set<string>();
   for (const nodeId of Object.keys(baseline.results)) {
     const parts = nodeId.replace(/\[.*$/s, '').split('::');
+    const [file = '', name] = parts;
+    const [module, parent] = file.replace(/\.py$/, '').split('/').reverse();
+    if (parts.length === 2 && name === (module === '__init__' ? parent : module)) continue;
     for (let end = 2; end <= parts.length; end++) ids.add(parts.slice(0, end).join('::'));
   }
   return ids;
