@@ -123,21 +123,27 @@ describe('createProvenRunner', () => {
     await selected.close();
   });
 
-  it('runs the weakened tree cold where a selected file did not collect: whether it does with the bug alone, the full run says (check 6)', async () => {
+  it('runs the weakened tree cold where a selected file that collected with the bug alone did not: the full run says what the weakening did to it (check 6)', async () => {
     const { made, open } = coldRunner();
-    const selected = createProvenRunner({
+    const options = {
       clean,
       bugFiles,
-      bugVerdict: { kind: 'instance', failToPass: ['tests/test_a.py::test_a'], passToPass: [] },
-      weakenedFiles: new Set(['tests/test_a.py']),
+      bugVerdict: { kind: 'instance' as const, failToPass: ['tests/test_a.py::test_a'], passToPass: ['tests/test_c.py::test_c'] },
+      weakenedFiles: new Set(['tests/test_a.py', 'tests/test_c.py']),
       judge: () => Promise.reject(new Error('no judge expected')),
-      // A deleted test's name still used at module level: the module does not import, its tests are gone.
-      runSelected: async () => ({ ok: true, results: {}, uncollected: ['tests/test_a.py'] }),
       openCold: open,
-    });
-    await selected.run('with the bug and the weakening', [...bugFiles, { path: 'tests/test_a.py', before: 'x\n', after: '\n' }]);
+    };
+    const weakened = [...bugFiles, { path: 'tests/test_c.py', before: 'x\n', after: '\n' }];
+    // test_c passed with the bug: a deleted test's name still used at module level, say, and the module no longer imports.
+    const broken = createProvenRunner({ ...options, runSelected: async () => ({ ok: true, results: {}, uncollected: ['tests/test_c.py'] }) });
+    await broken.run('with the bug and the weakening', weakened);
     expect(made.runs).toEqual(['with the bug and the weakening']);
-    await selected.close();
+    await broken.close();
+    // Every test of test_a.py is broken by the bug, which may stop its import too: its tests are gone, warm.
+    const gone = createProvenRunner({ ...options, runSelected: async () => ({ ok: true, results: {}, uncollected: ['tests/test_a.py'] }) });
+    expect(await gone.run('with the bug and the weakening', weakened)).toMatchObject({ ok: true, results: { 'tests/test_c.py::test_c': 'passed' } });
+    expect(made.runs).toHaveLength(1);
+    await gone.close();
   });
 
   it('closes without a cold runner it never opened', async () => {

@@ -44,8 +44,8 @@ function sameFiles(a: readonly PatchedFile[], b: readonly PatchedFile[]): boolea
  * the FAIL_TO_PASS tests still there; every other test is stated as with the bug alone, and
  * where no warm interpreter ran it (a checkpoint declined the change, or the interpreter
  * failed), where a FAIL_TO_PASS test still fails there (the selection is not the whole
- * suite), or where a selected file did not collect, the bundle's own script run cold answers
- * instead. Results are stated for the
+ * suite), or where a selected file that collected with the bug alone did not, the bundle's
+ * own script run cold answers instead. Results are stated for the
  * clean-passing tests, which are all the checks compare. With `coldOnly`, the runs besides
  * the clean and bug runs are all cold.
  */
@@ -68,8 +68,11 @@ export function createProvenRunner(options: ProvenRunnerOptions): BundleRunner {
   const weakened = async (label: string, files: readonly PatchedFile[]): Promise<BundleRun> => {
     const select = [...new Set([...options.weakenedFiles, ...options.bugVerdict.failToPass.map(nodeIdFile)])].sort();
     const run = await options.runSelected(files, select, options.bugVerdict.failToPass);
-    // A selected file that did not collect: the bundle's own script says whether it does with the bug alone.
-    if (!run.ok || run.uncollected.length > 0) return runCold(label, files);
+    // A selected file that did not collect though it did with the bug alone (a test of it passed
+    // then): the bundle's own script says what the weakening did to it (check 6). One whose
+    // tests the bug broke all may not have collected with the bug either.
+    const collectedWithBug = (file: string): boolean => cleanPassing.some((id) => !bugFailing.has(id) && nodeIdFile(id) === file);
+    if (!run.ok || run.uncollected.some(collectedWithBug)) return runCold(label, files);
     const results: Record<string, BundleTestStatus> = {};
     for (const id of cleanPassing) {
       if (!bugFailing.has(id)) {
