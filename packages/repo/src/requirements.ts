@@ -22,7 +22,6 @@ export interface DeclaredDependencies {
   minimums?: RequiredVersion[];
 }
 
-
 // Groups of test and development requirements.
 const TEST_GROUP = /^(tests?|testing|dev|develop|development|ci|check)$|test/i;
 // Linters, type checkers, formatters, docs and release tooling: not needed to run the tests.
@@ -141,14 +140,19 @@ async function readRequirementFiles(root: string, paths: readonly string[]): Pro
 /** The extras a requirement line installs the project itself with (`-e .[test,docs]`, `..[dev]`, `{toxinidir}[tests]`), or none. */
 export function ownExtras(line: string): string[] {
   const match = /^(?:-e\s+|--editable[=\s]\s*)?(?:\.{1,2}|\{toxinidir\})\/?\[([^\]]+)\]/.exec(line.trim());
-  return (match?.[1] ?? '').split(',').map((extra) => extra.trim()).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra));
+  return extraNames(match?.[1] ?? '');
+}
+
+/** The names of a comma-separated list of extras (`test, docs`). */
+function extraNames(list: string): string[] {
+  return list.split(',').map((extra) => extra.trim()).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra));
 }
 
 /** The extras a requirement of the project itself names (`proj[django,yaml]` where `own` is proj), or none. */
 function extrasOf(line: string, own: string | null): string[] {
   const match = /^([A-Za-z0-9][A-Za-z0-9._-]*)\s*\[([^\]]+)\]/.exec(line.trim());
   if (own === null || match === null || normalizeDistribution(match[1] ?? '') !== normalizeDistribution(own)) return [];
-  return (match[2] ?? '').split(',').map((extra) => extra.trim()).filter((extra) => /^[A-Za-z0-9._-]+$/.test(extra));
+  return extraNames(match[2] ?? '');
 }
 
 /** A PEP 735 dependency group's requirements, the groups it includes (`{ include-group = "django" }`) put in. */
@@ -197,8 +201,8 @@ export async function readDistributionName(root: string): Promise<string | null>
 export async function readDeclaredDependencies(root: string, files: readonly string[], debianMap: ReadonlyMap<string, string>, provided: readonly string[] = []): Promise<DeclaredDependencies | null> {
   const names = new Set<string>();
   const sources: string[] = [];
-  /** The highest lower bound declared for each distribution (`parso>=0.8.6`). */
-  const minimums = new Map<string, { version: string; requirement: string }>();
+  /** The lower bounds declared (`parso>=0.8.6`), by normalized distribution. */
+  const minimums: Array<[string, { version: string; requirement: string }]> = [];
   const declare = (source: string, lines: Iterable<string>) => {
     let any = false;
     for (const line of lines) {
@@ -208,8 +212,7 @@ export async function readDeclaredDependencies(root: string, files: readonly str
       names.add(normalized);
       any = true;
       const minimum = requirementMinimum(line);
-      const known = minimums.get(normalized);
-      if (minimum !== null && (known === undefined || compareDebianVersions(minimum, known.version) > 0)) minimums.set(normalized, { version: minimum, requirement: `${name}>=${minimum}` });
+      if (minimum !== null) minimums.push([normalized, { version: minimum, requirement: `${name}>=${minimum}` }]);
     }
     if (any) sources.push(source);
   };
@@ -298,10 +301,9 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   }
   // Tooling's bounds too: pytest's is the one most often newer than Debian's.
   const required = highestMinimums(
-    [...names].flatMap((name) => {
-      const minimum = minimums.get(name);
+    minimums.flatMap(([name, minimum]) => {
       const deb = debianMap.get(name);
-      return minimum === undefined || deb === undefined ? [] : [{ package: deb, ...minimum }];
+      return deb === undefined ? [] : [{ package: deb, ...minimum }];
     }),
   );
   return { packages: [...packages].sort(), unpackaged: unpackaged.sort(), sources, ...(required.length > 0 ? { minimums: required } : {}) };
