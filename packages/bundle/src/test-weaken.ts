@@ -1,4 +1,4 @@
-import { ERROR_CODES, EnvgenError, parseNodeId, recentCache } from '@envgen/core';
+import { ERROR_CODES, EnvgenError, isModuleOwnDoctest, parseNodeId, recentCache } from '@envgen/core';
 import type { NodeIdParts } from '@envgen/core';
 import { makePatch } from '@envgen/patch';
 import { editHasSyntaxErrors, parsePython } from '@envgen/python';
@@ -531,9 +531,7 @@ async function isCollectedTest(resolver: DefinitionResolver, testFiles: Readonly
  * or of the module's own (`src/sortedcontainers/__init__.py::sortedcontainers`, `mod.py::mod`).
  */
 function isModuleDoctest(parts: NodeIdParts): boolean {
-  if (!parts.file.endsWith('.py') || parts.classes.length > 0) return false;
-  const [module, parent] = parts.file.slice(0, -'.py'.length).split('/').reverse();
-  return parts.name.includes('.') || parts.name === (module === '__init__' ? parent : module);
+  return (parts.file.endsWith('.py') && parts.classes.length === 0 && parts.name.includes('.')) || isModuleOwnDoctest(parts);
 }
 
 /** The nearest conftest.py among the test files at or above `file`, or null. */

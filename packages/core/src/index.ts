@@ -23,7 +23,7 @@ export type {
 } from './contracts.js';
 export { makeInstanceId } from './instance-id.js';
 export { isProcessAlive } from './process.js';
-export { nodeIdFile, parseNodeId, unparametrizedNodeId, volatileIds } from './node-id.js';
+export { isModuleOwnDoctest, nodeIdFile, parseNodeId, unparametrizedNodeId, volatileIds } from './node-id.js';
 export type { NodeIdParts } from './node-id.js';
 export { recentCache } from './recent-cache.js';
 export type { RecentCache } from './recent-cache.js';

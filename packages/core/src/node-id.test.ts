@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeIdFile, parseNodeId, unparametrizedNodeId, volatileIds } from './node-id.js';
+import { isModuleOwnDoctest, nodeIdFile, parseNodeId, unparametrizedNodeId, volatileIds } from './node-id.js';
 
 describe('parseNodeId', () => {
   it('takes apart file, classes, name and parameters', () => {
@@ -15,6 +15,19 @@ describe('parseNodeId', () => {
     expect(parseNodeId('t.py::test_x[a::b::c]')).toMatchObject({ classes: [], name: 'test_x', params: 'a::b::c' });
     expect(unparametrizedNodeId('t.py::C::test_x[a::b]')).toBe('t.py::C::test_x');
     expect(nodeIdFile('t.py::test_x[a::b]')).toBe('t.py');
+  });
+});
+
+describe('isModuleOwnDoctest', () => {
+  it("names a module's own doctest by the module, a package's by its directory", () => {
+    const own = (nodeId: string) => isModuleOwnDoctest(parseNodeId(nodeId)!);
+    expect(own('mod.py::mod')).toBe(true);
+    expect(own('src/tabulate/__init__.py::tabulate')).toBe(true);
+    expect(own('tabulate/core.py::core')).toBe(true);
+    expect(own('tabulate/core.py::tabulate')).toBe(false);
+    expect(own('tabulate/core.py::tabulate.core.f')).toBe(false);
+    expect(own('tabulate/core.py::Core::core')).toBe(false);
+    expect(own('docs/usage.rst::usage.rst')).toBe(false);
   });
 });
 

@@ -35,6 +35,17 @@ export function nodeIdFile(nodeId: string): string {
   return parseNodeId(nodeId)?.file ?? nodeId;
 }
 
+/**
+ * Whether the node id names the doctest of a module's own docstring, which pytest names by
+ * the module (`mod.py::mod`, `src/pkg/__init__.py::pkg`): no function or class of the module
+ * of that name.
+ */
+export function isModuleOwnDoctest(parts: NodeIdParts): boolean {
+  if (!parts.file.endsWith('.py') || parts.classes.length > 0) return false;
+  const [module, parent] = parts.file.slice(0, -'.py'.length).split('/').reverse();
+  return parts.name === (module === '__init__' ? parent : module);
+}
+
 /** The node id without its parameters (`tests/t.py::test[a::b]` → `tests/t.py::test`). */
 export function unparametrizedNodeId(nodeId: string): string {
   const parts = parseNodeId(nodeId);

@@ -1,4 +1,4 @@
-import { nodeIdFile } from '@envgen/core';
+import { isModuleOwnDoctest, nodeIdFile, parseNodeId } from '@envgen/core';
 import type { Entity } from '@envgen/python';
 import type { Baseline } from '@envgen/testrun';
 
@@ -117,10 +117,9 @@ export function selectSites(files: readonly SourceFile[], baseline: Baseline): S
 function collectedTests(baseline: Baseline): Set<string> {
   const ids = new Set<string>();
   for (const nodeId of Object.keys(baseline.results)) {
-    const parts = nodeId.replace(/\[.*$/s, '').split('::');
-    const [file = '', name] = parts;
-    const [module, parent] = file.replace(/\.py$/, '').split('/').reverse();
-    if (parts.length === 2 && name === (module === '__init__' ? parent : module)) continue;
+    const parsed = parseNodeId(nodeId);
+    if (parsed === null || isModuleOwnDoctest(parsed)) continue;
+    const parts = [parsed.file, ...parsed.classes, parsed.name];
     for (let end = 2; end <= parts.length; end++) ids.add(parts.slice(0, end).join('::'));
   }
   return ids;
