@@ -287,14 +287,16 @@ describe('detectProfile', () => {
   it('takes the modules a broad python_files pattern matches for source where another module imports them, though they define tests beside their code (patsy: python_files = *.py)', async () => {
     await inTree(async (tree, put) => {
       put('setup.cfg', '[tool:pytest]\npython_files = *.py\ntestpaths = geo\n');
-      put('geo/__init__.py', 'from geo.shapes import area\n');
+      // An import's parenthesized names may span lines.
+      put('geo/__init__.py', 'from geo.shapes import area\nfrom . import (  # the rest\n    angles,\n)\n');
+      put('geo/angles.py', 'def right():\n    return 90\n\n\ndef test_right():\n    assert right() == 90\n');
       put('geo/shapes.py', 'from .util import square\n\n\ndef area(side):\n    return square(side)\n\n\ndef test_area():\n    assert area(2) == 4\n');
       put('geo/util.py', 'def square(x):\n    return x * x\n\n\ndef test_square():\n    assert square(3) == 9\n');
       put('geo/checks.py', 'from geo import area\n\n\ndef check(side):\n    return area(side)\n\n\ndef test_check():\n    assert check(1) == 1\n');
       put('geo/test_more.py', 'from geo import area\n\n\ndef test_more():\n    assert area(0) == 0\n');
       put('geo/tests/helpers.py', 'def test_helper():\n    pass\n');
       const profile = await detectProfile(tree);
-      expect(profile.sourceFiles).toEqual(['geo/__init__.py', 'geo/shapes.py', 'geo/util.py']);
+      expect(profile.sourceFiles).toEqual(['geo/__init__.py', 'geo/angles.py', 'geo/shapes.py', 'geo/util.py']);
       // A module nothing imports that defines tests is a test module, as are the conventional ones.
       expect(profile.testFiles).toEqual(['geo/checks.py', 'geo/test_more.py', 'geo/tests/helpers.py']);
       expect(profile.provenance['testGlobs']).toContain('*.py but for the library modules it matches');

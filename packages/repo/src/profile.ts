@@ -370,12 +370,14 @@ const DEFINES_TESTS = /^[ \t]*(?:async[ \t]+)?def[ \t]+test|^[ \t]*class[ \t]+Te
 
 /**
  * The module names the import statements of a Python text name, each dotted part and each
- * name imported from a module (`from .util import square` → util, square; `import a.b as c` → a, b).
+ * name imported from a module (`from .util import square` → util, square; `import a.b as c` → a, b;
+ * a parenthesized `from . import (a, b)` over several lines → a, b).
  */
 function importedNames(text: string): Set<string> {
   const names = new Set<string>();
-  for (const [, from, imported] of text.matchAll(/^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+\(?([^\n#]*)/gm)) {
-    for (const word of `${from ?? ''} ${imported ?? ''}`.split(/[\s.,()]+/)) if (/^[A-Za-z_]\w*$/.test(word) && word !== 'as') names.add(word);
+  for (const [, from, imported] of text.matchAll(/^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)?|[^\n#]*)/gm)) {
+    const words = `${from ?? ''} ${(imported ?? '').replace(/#[^\n]*/g, '')}`.split(/[\s.,()]+/);
+    for (const word of words) if (/^[A-Za-z_]\w*$/.test(word) && word !== 'as') names.add(word);
   }
   return names;
 }
