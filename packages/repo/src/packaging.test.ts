@@ -125,6 +125,29 @@ build.hooks.vcs.version-file = "src/fancy/_version.py"
     expect(packaging?.needs).toEqual(['tests/test_meta.py reads installed metadata']);
   });
 
+  it("takes a pbr project's entry points from setup.cfg's own [entry_points] section and its version from git tags (bandit's plugins)", async () => {
+    const files = {
+      'setup.py': 'import setuptools\n\nsetuptools.setup(setup_requires=["pbr>=2.0.0"], pbr=True)\n',
+      'setup.cfg':
+        '[metadata]\nname = scanner\n\n[entry_points]\nconsole_scripts =\n    scanner = scanner.cli:main\nscanner.plugins =\n    # scanner/plugins/asserts.py\n    assert_used = scanner.plugins.asserts:assert_used\n',
+      'scanner/__init__.py': '',
+      'tests/test_cli.py': 'import subprocess\n\ndef test_help():\n    subprocess.run(["scanner", "--help"], check=True)\n',
+    };
+    const root = committed(files);
+    git(root, 'tag', '1.8.6');
+    const packaging = await readPackaging(root, Object.keys(files), pyFiles(files), ['tests/test_cli.py']);
+    expect(packaging).toMatchObject({
+      name: 'scanner',
+      version: '1.8.6',
+      versionFrom: 'git tags, as pbr computes it',
+      entryPoints: { console_scripts: { scanner: 'scanner.cli:main' }, 'scanner.plugins': { assert_used: 'scanner.plugins.asserts:assert_used' } },
+      scriptsRun: ['scanner'],
+    });
+    // Without pbr, setuptools reads no such section.
+    const plain = { ...files, 'setup.py': 'import setuptools\n\nsetuptools.setup()\n' };
+    expect((await readPackaging(tree(plain), Object.keys(plain), pyFiles(plain), ['tests/test_cli.py']))?.entryPoints ?? {}).toEqual({});
+  });
+
   it("takes a setup.py's literal name and version", async () => {
     const files = {
       'setup.py': 'from setuptools import setup\n\nsetup(\n    name="legacy-lib",\n    version="0.4.2",\n    packages=["legacy"],\n)\n',

@@ -120,6 +120,15 @@ function assignedLiteral(source: string, name: string): string | null {
 }
 
 /** A regular file of the tree, or null (absent, a link, unreadable). */
+/**
+ * Whether the project is built with pbr (OpenStack's setuptools plugin: `setup(pbr=True)`, or
+ * `pbr.build` as the build backend), which takes entry points and extras from setup.cfg's own
+ * `[entry_points]` and `[extras]` sections and the version from git tags.
+ */
+export function usesPbr(setupPy: string | null, pyproject: Table): boolean {
+  return /\bpbr\s*=\s*True\b/.test(setupPy ?? '') || dig(pyproject, 'build-system', 'build-backend') === 'pbr.build';
+}
+
 export async function readText(root: string, path: string): Promise<string | null> {
   const info = await lstat(join(root, path)).catch(() => null);
   if (!info?.isFile()) return null;
@@ -175,7 +184,9 @@ export async function readPackaging(root: string, files: readonly string[], pyth
   for (const [group, entries] of Object.entries(table(project['entry-points']) ?? {})) addGroup(group, strings(entries));
   for (const [group, entries] of Object.entries(table(dig(pyproject, 'tool', 'poetry', 'plugins')) ?? {})) addGroup(group, strings(entries));
   addGroup('console_scripts', strings(dig(pyproject, 'tool', 'poetry', 'scripts')));
-  for (const [group, lines] of setupCfg?.get('options.entry_points') ?? []) {
+  const pbr = usesPbr(setupPy, pyproject);
+  const entryPointSections = pbr ? ['options.entry_points', 'entry_points'] : ['options.entry_points'];
+  for (const [group, lines] of entryPointSections.flatMap((section) => [...(setupCfg?.get(section) ?? [])])) {
     addGroup(
       group,
       Object.fromEntries(
@@ -235,9 +246,9 @@ export async function readPackaging(root: string, files: readonly string[], pyth
     if (setupVersion !== null) return { version: setupVersion, versionFrom: 'setup.py' };
     const pkgInfo = /^Version:\s*(\S+)\s*$/m.exec((await readText(root, 'PKG-INFO')) ?? '')?.[1];
     if (pkgInfo !== undefined) return { version: pkgInfo, versionFrom: "the sdist's PKG-INFO" };
-    if (fromVcs) {
+    if (fromVcs || pbr) {
       const described = await gitVersion(root, localVersion);
-      if (described !== null) return { version: described, versionFrom: 'git tags, as setuptools-scm computes it' };
+      if (described !== null) return { version: described, versionFrom: `git tags, as ${pbr ? 'pbr' : 'setuptools-scm'} computes it` };
     }
     const attr =
       (/\bversion\s*=\s*([\w.]+\.__version__)\b/.exec(setupPy)?.[1] ?? null) ??

@@ -127,6 +127,20 @@ dev-dependencies = ["pytest-cov"]
     });
   });
 
+  it("reads a pbr project's extras from setup.cfg's [extras], those tox installs for the tests (bandit: extras = yaml baseline)", async () => {
+    const { root, files } = tree({
+      'setup.py': 'import setuptools\n\nsetuptools.setup(setup_requires=["pbr>=2.0.0"], pbr=True)\n',
+      'setup.cfg': '[metadata]\nname = scanner\n\n[extras]\nyaml =\n    PyYAML\nbaseline =\n    python-dateutil>=2.8\ndocs =\n    sphinx\n',
+      'tox.ini': '[testenv]\nextras =\n    yaml\n    baseline\ncommands =\n    stestr run {posargs}\n',
+    });
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-dateutil', 'python3-yaml'],
+      unpackaged: [],
+      sources: ['setup.cfg [extras] yaml', 'setup.cfg [extras] baseline'],
+      minimums: [{ package: 'python3-dateutil', requirement: 'python-dateutil>=2.8', version: '2.8' }],
+    });
+  });
+
   it('counts the extras the requirements files install the project with as test groups, whatever their names', async () => {
     const { root, files } = tree({
       'pyproject.toml': '[project]\nname = "demo"\n\n[project.optional-dependencies]\nall = ["freezegun"]\nyaml = ["PyYAML"]\ndocs = ["sphinx"]\n',

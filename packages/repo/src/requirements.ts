@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import { compareDebianVersions } from './debian-version.js';
 import { parseIni } from './ini.js';
-import { parsePyproject, readText, table as tableOrNull } from './packaging.js';
+import { parsePyproject, readText, table as tableOrNull, usesPbr } from './packaging.js';
 import type { Table } from './packaging.js';
 import { readSetupRequirements } from './setup-script.js';
 import type { RequiredVersion } from './types.js';
@@ -265,16 +265,18 @@ export async function readDeclaredDependencies(root: string, files: readonly str
   }
   declare('pyproject.toml [tool.uv] dev-dependencies', strings(table(table(pyproject['tool'])['uv'])['dev-dependencies']));
 
+  const setupPy = await readText(root, 'setup.py');
   const setupCfg = await readText(root, 'setup.cfg');
   if (setupCfg !== null) {
     const ini = parseIni(setupCfg);
     declare('setup.cfg install_requires', (ini.get('options')?.get('install_requires') ?? '').split('\n'));
-    for (const [extra, lines] of ini.get('options.extras_require') ?? []) {
-      if (isTestGroup(extra)) declare(`setup.cfg extras_require ${extra}`, lines.split('\n'));
+    for (const section of usesPbr(setupPy, pyproject) ? ['options.extras_require', 'extras'] : ['options.extras_require']) {
+      for (const [extra, lines] of ini.get(section) ?? []) {
+        if (isTestGroup(extra)) declare(`setup.cfg ${section === 'extras' ? '[extras]' : 'extras_require'} ${extra}`, lines.split('\n'));
+      }
     }
   }
 
-  const setupPy = await readText(root, 'setup.py');
   if (setupPy !== null) {
     const setup = readSetupRequirements(setupPy);
     declare('setup.py install_requires', setup.installRequires);
