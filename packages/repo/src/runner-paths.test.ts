@@ -43,8 +43,18 @@ describe('findRunnerTestPaths', () => {
     expect(find({ '.github/workflows/a.yml': 'run: pip install pytest\n' })).toBeNull();
   });
 
+  it("reads the directory unittest's discovery starts from, and stestr's test_path (bandit: tox runs `stestr run`)", () => {
+    expect(find({ '.stestr.conf': '[DEFAULT]\ntest_path=./tests\ntop_dir=./\n', 'tox.ini': '[testenv]\ncommands =\n    stestr run {posargs}\n' })).toEqual({ paths: ['tests'], from: ['.stestr.conf: test_path=./tests'] });
+    const make = 'test:\n\tpython3 -m unittest discover -v -p "test_*.py" -s tests/unit\n\tcoverage run -m unittest discover tests/functional\n';
+    expect(find({ Makefile: make })?.paths).toEqual(['tests/functional', 'tests/unit']);
+    // Discovery from the current directory, or modules named: the whole tree, as pytest finds it.
+    expect(find({ Makefile: 'test:\n\tpython -m unittest discover\n' })).toBeNull();
+    expect(find({ Makefile: 'test:\n\tpython -m unittest tests.test_lexer\n' })).toBeNull();
+    expect(find({ Makefile: 'test:\n\tpytest tests/unit\n\tpython -m unittest discover -s .\n' })).toBeNull();
+  });
+
   it('reads only runner files', () => {
-    expect(['.github/workflows/ci.yaml', 'tox.ini', 'Makefile', '.travis.yml', '.gitlab-ci.yml'].every(mayNameTestPaths)).toBe(true);
+    expect(['.github/workflows/ci.yaml', 'tox.ini', 'Makefile', '.travis.yml', '.gitlab-ci.yml', '.stestr.conf'].every(mayNameTestPaths)).toBe(true);
     expect(['setup.cfg', 'docs/Makefile', 'noxfile.py', '.github/dependabot.yml'].some(mayNameTestPaths)).toBe(false);
   });
 });

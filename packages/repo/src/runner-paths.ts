@@ -1,8 +1,11 @@
 import { posix } from 'node:path';
-import { splitShellWords } from './ini.js';
+import { parseIni, splitShellWords } from './ini.js';
 
-/** Files where a project's developers say how they run pytest: CI workflows, tox, a Makefile. */
-const RUNNER_FILE = /^(?:\.github\/workflows\/[^/]+\.ya?ml|\.gitlab-ci\.yml|\.travis\.yml|azure-pipelines\.yml|tox\.ini|Makefile)$/;
+/** Files where a project's developers say how they run their tests: CI workflows, tox, a Makefile, stestr's config. */
+const RUNNER_FILE = /^(?:\.github\/workflows\/[^/]+\.ya?ml|\.gitlab-ci\.yml|\.travis\.yml|azure-pipelines\.yml|tox\.ini|Makefile|\.stestr\.conf)$/;
+
+/** unittest discover's options that take a value (`-s tests`, `--pattern=*_test.py`). */
+const DISCOVER_VALUE_OPTIONS = new Set(['-s', '--start-directory', '-p', '--pattern', '-t', '--top-level-directory', '-k']);
 
 /** Tools that run the command after their own words (`uv run pytest tests`). */
 const RUN_WRAPPERS = new Set(['uv', 'poetry', 'pdm', 'hatch', 'pipenv', 'rye']);
@@ -38,6 +41,30 @@ export function mayNameTestPaths(file: string): boolean {
 /** A runner file's lines, a line ending in `\` joined with the next. */
 function logicalLines(text: string): string[] {
   return text.replace(/\\\r?\n\s*/g, ' ').split(/\r?\n/);
+}
+
+/**
+ * The directory `python -m unittest discover` starts from, as the one word pytest would be
+ * given for the same tests (`discover -s tests -p 'test_*.py'` → `tests`, `discover tests` →
+ * `tests`, `discover` alone → none: the current directory); null when the command runs no
+ * unittest discovery (`python -m unittest tests.test_a` names modules).
+ */
+function discoverArgs(words: readonly string[]): string[] | null {
+  const at = words.findIndex((word, index) => word === 'unittest' && words[index - 1] === '-m' && words[index + 1] === 'discover');
+  if (at < 0 || !/python[\d.]*$|^\{envpython\}$|^\$[{(]?\w*PYTHON\w*[})]?$|^coverage$/.test(posix.basename(words[0] ?? ''))) return null;
+  const rest = words.slice(at + 2);
+  for (let index = 0; index < rest.length; index += 1) {
+    const word = rest[index] ?? '';
+    if (word === '-s' || word === '--start-directory') return rest.slice(index + 1, index + 2);
+    if (word.startsWith('--start-directory=')) return [word.slice('--start-directory='.length)];
+    if (word.startsWith('-')) {
+      if (DISCOVER_VALUE_OPTIONS.has(word)) index += 1;
+      continue;
+    }
+    // The first positional argument is the start directory.
+    return [word];
+  }
+  return [];
 }
 
 /** The words after `pytest` of one shell command, or null when the command runs no pytest. */
@@ -82,7 +109,7 @@ function namedPaths(args: readonly string[], base: string, exists: (path: string
   return paths.length === 0 ? [base] : paths;
 }
 
-/** One pytest command of a runner file, its variables expanded. */
+/** One test command of a runner file, its variables expanded. */
 interface RunnerCommand {
   /** The runner file. */
   file: string;
@@ -90,8 +117,10 @@ interface RunnerCommand {
   command: string;
   /** Where it runs, relative like the tree's files (`.` for the root). */
   base: string;
-  /** Its words after `pytest`. */
+  /** Its words after `pytest`; for another runner, the words pytest would be given for its tests. */
   args: string[];
+  /** Whether pytest runs it (else unittest's discovery or stestr, whose options are no pytest's). */
+  pytest: boolean;
 }
 
 /** The most readings of one command whose variables have several values in its file. */
@@ -146,12 +175,18 @@ function expandVariables(command: string, variables: ReadonlyMap<string, string[
 }
 
 /**
- * The pytest commands of the runner files (`texts`: path → text), sorted by file: a CI
+ * The test commands of the runner files (`texts`: path → text), sorted by file: a CI
  * workflow's `run:` lines, tox's `commands`, a Makefile's recipes, each in the directory a `cd`
- * before it changes into.
+ * before it changes into, that run pytest or unittest's discovery; and stestr's `test_path`
+ * (OpenStack's projects and others whose tox runs `stestr run`, as unittest discovers them).
  */
-function* pytestCommands(texts: ReadonlyMap<string, string>, exists: (path: string) => boolean): Generator<RunnerCommand> {
+function* testCommands(texts: ReadonlyMap<string, string>, exists: (path: string) => boolean): Generator<RunnerCommand> {
   for (const [file, text] of [...texts].sort(([a], [b]) => a.localeCompare(b))) {
+    if (file === '.stestr.conf') {
+      const path = parseIni(text).get('DEFAULT')?.get('test_path');
+      if (path !== undefined) yield { file, command: `test_path=${path}`, base: '.', args: [path], pytest: false };
+      continue;
+    }
     const lines = logicalLines(text);
     const variables = fileVariables(lines);
     for (const line of lines) {
@@ -168,7 +203,9 @@ function* pytestCommands(texts: ReadonlyMap<string, string>, exists: (path: stri
             continue;
           }
           const args = pytestArgs(words);
-          if (args !== null) yield { file, command: command.trim(), base, args };
+          if (args !== null) yield { file, command: command.trim(), base, args, pytest: true };
+          const discovered = args === null ? discoverArgs(words) : null;
+          if (discovered !== null) yield { file, command: command.trim(), base, args: discovered, pytest: false };
         }
       }
     }
@@ -181,16 +218,17 @@ function inTree(files: readonly string[]): (path: string) => boolean {
 }
 
 /**
- * The test paths the project's developers give pytest, where every pytest command of its CI
- * workflows, tox.ini and Makefile names some (`cd tests/ && py.test`, `pytest tests/unit`,
- * `{envpython} -m pytest {posargs:tests}`): what they run, when the tree holds test files
- * beyond them (a fuzzing module "run separately", benchmarks). Null when no command runs
- * pytest, or one runs it over the whole tree (no path from the root: pytest finds the tests
- * itself, as envgen does), or names what is not a path of the tree. `texts` holds the files
- * {@link mayNameTestPaths} picks (path → text); `files` every file of the tree.
+ * The test paths the project's developers give their runner, where every test command of its
+ * CI workflows, tox.ini and Makefile names some (`cd tests/ && py.test`, `pytest tests/unit`,
+ * `{envpython} -m pytest {posargs:tests}`, `python -m unittest discover -s tests`, stestr's
+ * `test_path=./tests`): what they run, when the tree holds test files beyond them (a fuzzing
+ * module "run separately", benchmarks, a library module named like a test). Null when no
+ * command runs tests, or one runs them over the whole tree (no path from the root: pytest
+ * finds the tests itself, as envgen does), or names what is not a path of the tree. `texts`
+ * holds the files {@link mayNameTestPaths} picks (path → text); `files` every file of the tree.
  */
 export function findRunnerTestPaths(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerTestPaths | null {
-  return testPathsOf(pytestCommands(texts, inTree(files)), inTree(files));
+  return testPathsOf(testCommands(texts, inTree(files)), inTree(files));
 }
 
 function testPathsOf(commands: Iterable<RunnerCommand>, exists: (path: string) => boolean): RunnerTestPaths | null {
@@ -225,13 +263,13 @@ const BENCHMARK_RUN = new Set(['--benchmark-only', '--codspeed']);
  * rounds timed to last a second or more, in every run. Null when no such command gives either.
  */
 export function findRunnerOptions(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerOptions | null {
-  return optionsOf(pytestCommands(texts, inTree(files)));
+  return optionsOf(testCommands(texts, inTree(files)));
 }
 
 function optionsOf(commands: Iterable<RunnerCommand>): RunnerOptions | null {
   const given = new Map<string, string[]>();
-  for (const { file, command, args } of commands) {
-    if (args.some((word) => BENCHMARK_RUN.has(word))) continue;
+  for (const { file, command, args, pytest } of commands) {
+    if (!pytest || args.some((word) => BENCHMARK_RUN.has(word))) continue;
     for (const option of args.filter((word) => word === '--benchmark-skip' || word === '--benchmark-disable')) given.set(option, [...(given.get(option) ?? []), `${file}: ${command}`]);
   }
   const option = given.has('--benchmark-skip') ? '--benchmark-skip' : given.has('--benchmark-disable') ? '--benchmark-disable' : undefined;
@@ -244,6 +282,6 @@ function optionsOf(commands: Iterable<RunnerCommand>): RunnerOptions | null {
  */
 export function readRunner(texts: ReadonlyMap<string, string>, files: readonly string[]): { testPaths: RunnerTestPaths | null; options: RunnerOptions | null } {
   const exists = inTree(files);
-  const commands = [...pytestCommands(texts, exists)];
+  const commands = [...testCommands(texts, exists)];
   return { testPaths: testPathsOf(commands, exists), options: optionsOf(commands) };
 }
