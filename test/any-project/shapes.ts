@@ -822,6 +822,89 @@ def test_apply_negate():
 `,
     },
   },
+  'pbr-stestr': {
+    about: "a pbr package (setup.py's `pbr=True`) whose plugins and console script are declared in setup.cfg's own [entry_points] section, run by stestr (tox: `stestr run`, .stestr.conf's test_path), with a library module named like a test (bandit's `test_properties.py` of decorators) outside it",
+    releaseTag: '1.2.0',
+    installed: true,
+    plainArgs: ['tests'],
+    mustHold: ['tests/test_plugins.py::TestPlugins::test_plugins_from_entry_points', 'tests/test_plugins.py::test_console_script'],
+    files: {
+      'setup.py': 'import setuptools\n\nsetuptools.setup(setup_requires=["pbr"], pbr=True)\n',
+      'setup.cfg': `[metadata]
+name = ivl-scan
+summary = Interval checks
+
+[files]
+packages =
+    ivl
+
+[entry_points]
+console_scripts =
+    ivl-total = ivl.cli:main
+ivl.transforms =
+    # ivl/builtin.py
+    double = ivl.builtin:double
+    negate = ivl.builtin:negate
+`,
+      'tox.ini': '[testenv]\ndeps =\n    stestr\ncommands =\n    stestr run {posargs}\n',
+      '.stestr.conf': '[DEFAULT]\ntest_path=./tests\ntop_dir=./\n',
+      '.gitignore': '*.egg-info/\nAUTHORS\nChangeLog\n',
+      'ivl/__init__.py': `${LIB}
+from importlib.metadata import entry_points
+
+from ivl.test_properties import checks
+
+
+@checks("values")
+def transforms():
+    return {entry.name: entry.load() for entry in entry_points(group="ivl.transforms")}
+
+
+def apply(name, values):
+    return [transforms()[name](value) for value in values]
+`,
+      // Not a test module: decorators the package applies (pytest, given the whole tree, errors on `test_id`'s missing fixture).
+      'ivl/test_properties.py': `def checks(*kinds):
+    def wrapper(func):
+        func._checks = kinds
+        return func
+
+    return wrapper
+
+
+def test_id(id_val):
+    def wrapper(func):
+        func._test_id = id_val
+        return func
+
+    return wrapper
+`,
+      'ivl/builtin.py': 'def double(x):\n    return x * 2\n\n\ndef negate(x):\n    return -x\n',
+      'ivl/cli.py': 'import sys\n\nfrom ivl import total\n\n\ndef main():\n    print(total(int(arg) for arg in sys.argv[1:]))\n',
+      'tests/__init__.py': '',
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/test_plugins.py': `import subprocess
+import unittest
+
+import ivl
+
+
+class TestPlugins(unittest.TestCase):
+    def test_plugins_from_entry_points(self):
+        self.assertEqual(sorted(ivl.transforms()), ["double", "negate"])
+
+    def test_apply_double(self):
+        self.assertEqual(ivl.apply("double", [1, 2]), [2, 4])
+
+    def test_apply_negate(self):
+        self.assertEqual(ivl.apply("negate", [3]), [-3])
+
+
+def test_console_script():
+    assert subprocess.run(["ivl-total", "1", "2", "3"], capture_output=True, text=True, check=True).stdout == "6\\n"
+`,
+    },
+  },
   'subprocess-elsewhere': {
     about: "a src-layout package whose tests start Python processes in another directory, one with PYTHONPATH replaced (a dev server's), that import it and read its installed metadata",
     installed: true,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { TestOutcome } from '@envgen/testrun';
@@ -89,7 +89,7 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
     writeFileSync(join(scratch, 'plain_report_log.py'), REPORT_LOG);
     writeFileSync(log, '');
     const path = (options.path ?? []).map((dir) => join(copy, dir));
-    let installed: string | undefined;
+    let installed: string[] | undefined;
     if (options.prepare !== undefined) {
       const [command = '', ...args] = options.prepare;
       const prepared = spawnSync(command, args, { cwd, encoding: 'utf8' });
@@ -103,18 +103,22 @@ export function plainPytest(repo: string, options: PlainPytestOptions = {}): Rec
       const [found = '', scripts = ''] = spawnSync('/usr/bin/python3', ['-c', 'import sys, sysconfig; print(sysconfig.get_path("purelib", vars={"base": sys.argv[1]})); print(sysconfig.get_path("scripts", vars={"base": sys.argv[1]}))', prefix], { encoding: 'utf8' })
         .stdout.trim()
         .split('\n');
-      // Its console scripts, as an activated environment has them.
-      path.push(scripts);
-      installed = found;
+      // Its console scripts, as an activated environment has them: a legacy `setup.py develop` (a
+      // pbr project's) writes them to <prefix>/bin, not to Debian's <prefix>/local/bin.
+      path.push(scripts, join(prefix, 'bin'));
+      // A legacy install links the tree by an .egg-link, which its site directory's easy-install.pth
+      // would put on the path.
+      const eggLinks = readdirSync(prefix, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.egg-link'));
+      installed = [`import site; site.addsitedir(${JSON.stringify(found)})`, ...eggLinks.map((file) => readFileSync(join(prefix, file), 'utf8').split('\n')[0] ?? '')];
     }
     // A user site of the run's own, which the Python processes the tests start inherit: the
-    // install's prefix as a site directory (its .pth files, the editable finder, take effect), or
-    // without an install the profile's import path and the root, absolute, as an editable
-    // install of a setuptools project names them.
+    // install's prefix as a site directory (its .pth files, the editable finder, take effect) and
+    // the trees its .egg-links name, or without an install the profile's import path and the
+    // root, absolute, as an editable install of a setuptools project names them.
     const userSite = spawnSync('/usr/bin/python3', ['-c', 'import os, sys, sysconfig; print(sysconfig.get_path("purelib", os.name + "_user", {"userbase": sys.argv[1]}))', join(scratch, 'user')], { encoding: 'utf8' }).stdout.trim();
     mkdirSync(userSite, { recursive: true });
     const importPath = [...(options.env?.['PYTHONPATH'] ?? '').split(':').filter((entry) => entry !== ''), '.'].map((entry) => join(cwd, entry));
-    writeFileSync(join(userSite, 'plain-project.pth'), `${installed === undefined ? importPath.join('\n') : `import site; site.addsitedir(${JSON.stringify(installed)})`}\n`);
+    writeFileSync(join(userSite, 'plain-project.pth'), `${(installed ?? importPath).join('\n')}\n`);
     spawnSync('/usr/bin/python3', ['-m', 'pytest', '-p', 'plain_report_log', ...(options.args ?? [])], {
       cwd,
       encoding: 'utf8',
