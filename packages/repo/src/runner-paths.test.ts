@@ -50,7 +50,8 @@ describe('findRunnerTestPaths', () => {
     // Discovery from the current directory, or modules named: the whole tree, as pytest finds it.
     expect(find({ Makefile: 'test:\n\tpython -m unittest discover\n' })).toBeNull();
     expect(find({ Makefile: 'test:\n\tpython -m unittest tests.test_lexer\n' })).toBeNull();
-    expect(find({ Makefile: 'test:\n\tpytest tests/unit\n\tpython -m unittest discover -s .\n' })).toBeNull();
+    // pytest's own commands, where there are any, say what runs under pytest.
+    expect(find({ Makefile: 'test:\n\tpytest tests/unit\n\tpython -m unittest discover -s .\n' })?.paths).toEqual(['tests/unit']);
   });
 
   it('reads only runner files', () => {

@@ -221,20 +221,22 @@ function inTree(files: readonly string[]): (path: string) => boolean {
  * The test paths the project's developers give their runner, where every test command of its
  * CI workflows, tox.ini and Makefile names some (`cd tests/ && py.test`, `pytest tests/unit`,
  * `{envpython} -m pytest {posargs:tests}`, `python -m unittest discover -s tests`, stestr's
- * `test_path=./tests`): what they run, when the tree holds test files beyond them (a fuzzing
- * module "run separately", benchmarks, a library module named like a test). Null when no
- * command runs tests, or one runs them over the whole tree (no path from the root: pytest
+ * `test_path=./tests`; pytest's alone where it has any): what they run, when the tree holds
+ * test files beyond them (a fuzzing module "run separately", benchmarks, a library module
+ * named like a test). Null when no command runs tests, or one runs them over the whole tree (no path from the root: pytest
  * finds the tests itself, as envgen does), or names what is not a path of the tree. `texts`
  * holds the files {@link mayNameTestPaths} picks (path → text); `files` every file of the tree.
  */
 export function findRunnerTestPaths(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerTestPaths | null {
-  return testPathsOf(testCommands(texts, inTree(files)), inTree(files));
+  return testPathsOf([...testCommands(texts, inTree(files))], inTree(files));
 }
 
-function testPathsOf(commands: Iterable<RunnerCommand>, exists: (path: string) => boolean): RunnerTestPaths | null {
+function testPathsOf(commands: readonly RunnerCommand[], exists: (path: string) => boolean): RunnerTestPaths | null {
   const paths = new Set<string>();
   const from: string[] = [];
-  for (const { file, command, base, args } of commands) {
+  // pytest's own commands, where there are any, say what its developers run with it.
+  const pytest = commands.filter((command) => command.pytest);
+  for (const { file, command, base, args } of pytest.length > 0 ? pytest : commands) {
     const named = namedPaths(args, base, exists);
     if (named === null || named.includes('.')) return null;
     for (const path of named) paths.add(path);
