@@ -66,6 +66,12 @@ describe('change_constant', () => {
     );
   });
 
+  it("leaves the numbers of a check of the interpreter's version alone (nest_asyncio: `sys.version_info >= (3, 6, 0)`)", () => {
+    const text = 'def v(loop):\n    if sys.version_info >= (3, 7, 0) or sys.version_info[0] == 2 or sys.version_info[:2] < (3, 12):\n        return loop + 1\n';
+    const outs = new Set(Array.from({ length: 40 }, (_, seed) => mutated('change_constant', text, 'v', seed)));
+    expect([...outs].sort()).toEqual([text.replace('loop + 1', 'loop + 0'), text.replace('loop + 1', 'loop + 2')].sort());
+  });
+
   it('skips literals it cannot move safely (hex, exponent, imaginary, decorator arguments)', () => {
     const text = '@cache(maxsize=128)\ndef h():\n    return 0x1F + 1e3 + 2j\n';
     expect(mutate('change_constant', text, 'h', 1)).toEqual({ status: 'dropped', reason: 'no-site' });

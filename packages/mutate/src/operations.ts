@@ -191,6 +191,21 @@ function inWhileCondition(node: SyntaxNode): boolean {
   return false;
 }
 
+/** Expressions a number of a version check sits in, between it and the comparison (`(3, 7)`, `sys.version_info[0]`, `-1`). */
+const VERSION_OPERAND_PARTS: ReadonlySet<string> = new Set(['tuple', 'parenthesized_expression', 'subscript', 'slice', 'unary_operator', 'attribute']);
+
+/**
+ * Whether the number is part of a check of the interpreter's version (`sys.version_info >= (3,
+ * 7)`, `version_info[0] == 2`): the tests run on one interpreter, so moving it by one almost
+ * never changes which branch runs (nest_asyncio's `(3, 6, 0)` → `(2, 6, 0)`), and where it does
+ * the bug is one of the environment, not of the code's logic.
+ */
+function inVersionCheck(node: SyntaxNode): boolean {
+  let at = node.parent;
+  while (at !== null && VERSION_OPERAND_PARTS.has(at.type)) at = at.parent;
+  return at?.type === 'comparison_operator' && /\bversion_info\b/.test(at.text);
+}
+
 /** The constant moved by one (never below zero, so no sign has to be parsed), or a bool flipped. */
 function changeConstantText(node: SyntaxNode, step: 1 | -1): string {
   const text = node.text;
@@ -206,7 +221,7 @@ function changeConstantText(node: SyntaxNode, step: 1 | -1): string {
   return decimals === 0 ? `${changed}.` : changed;
 }
 
-/** SWE-smith's op_change_const: an int or float literal ±1, or a bool flipped (not in while conditions). */
+/** SWE-smith's op_change_const: an int or float literal ±1 (not of a version check), or a bool flipped (not in while conditions). */
 export const changeConstant: Strategy = {
   name: 'change_constant',
   family: 'procedural',
@@ -215,7 +230,7 @@ export const changeConstant: Strategy = {
     const sites = sitesIn(
       input,
       (node) =>
-        (node.type === 'integer' && DECIMAL_INTEGER.test(node.text)) ||
+        (node.type === 'integer' && DECIMAL_INTEGER.test(node.text) && !inVersionCheck(node)) ||
         (node.type === 'float' && PLAIN_FLOAT.test(node.text)) ||
         ((node.type === 'true' || node.type === 'false') && !inWhileCondition(node)),
     );
