@@ -500,8 +500,9 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
     if (warm.unstable.size > 0) return null;
     const output = (shrink: boolean) => fromCollection(worker, files, async (changed, resume) => (await worker.runWith(changed, { timeoutMs, resume, select: nodeIds, tbstyle: 'short', shrink })).run);
     const shrunk = await output(true);
-    const timedOut = shrunk.ok && nodeIds.some((nodeId) => shrunk.run.results[nodeId]?.timedOut === true);
-    // Hypothesis shrank a failing example past the test's limit: the first failing example it finds instead.
+    // Hypothesis shrank a failing example past the test's limit (stopped by its alarm, or by the
+    // watchdog where a busy machine delayed the alarm): the first failing example it finds instead.
+    const timedOut = shrunk.ok && (shrunk.run.status === 'timeout' || nodeIds.some((nodeId) => shrunk.run.results[nodeId]?.timedOut === true));
     const ran = timedOut ? await output(false) : shrunk;
     if (!ran.ok) return null;
     const { run } = ran;
