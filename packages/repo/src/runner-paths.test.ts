@@ -45,7 +45,7 @@ describe('findRunnerTestPaths', () => {
 
   it("reads the directory unittest's discovery starts from, and stestr's test_path (bandit: tox runs `stestr run`)", () => {
     expect(find({ '.stestr.conf': '[DEFAULT]\ntest_path=./tests\ntop_dir=./\n', 'tox.ini': '[testenv]\ncommands =\n    stestr run {posargs}\n' })).toEqual({ paths: ['tests'], from: ['.stestr.conf: test_path=./tests'] });
-    const make = 'test:\n\tpython3 -m unittest discover -v -p "test_*.py" -s tests/unit\n\tcoverage run -m unittest discover tests/functional\n';
+    const make = 'test:\n\tpython3 -m unittest discover -v -p "test_*.py" -s tests/unit\n\tPYTHONPATH=. coverage run -m unittest discover tests/functional\n';
     expect(find({ Makefile: make })?.paths).toEqual(['tests/functional', 'tests/unit']);
     // Discovery from the current directory, or modules named: the whole tree, as pytest finds it.
     expect(find({ Makefile: 'test:\n\tpython -m unittest discover\n' })).toBeNull();

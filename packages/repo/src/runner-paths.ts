@@ -50,9 +50,11 @@ function logicalLines(text: string): string[] {
  * unittest discovery (`python -m unittest tests.test_a` names modules).
  */
 function discoverArgs(words: readonly string[]): string[] | null {
-  const at = words.findIndex((word, index) => word === 'unittest' && words[index - 1] === '-m' && words[index + 1] === 'discover');
-  if (at < 0 || !/python[\d.]*$|^\{envpython\}$|^\$[{(]?\w*PYTHON\w*[})]?$|^coverage$/.test(posix.basename(words[0] ?? ''))) return null;
-  const rest = words.slice(at + 2);
+  const command = programWords(words);
+  if (!PYTHON_PROGRAM.test(posix.basename(command[0] ?? ''))) return null;
+  const at = command.findIndex((word, index) => word === 'unittest' && command[index - 1] === '-m' && command[index + 1] === 'discover');
+  if (at < 0) return null;
+  const rest = command.slice(at + 2);
   for (let index = 0; index < rest.length; index += 1) {
     const word = rest[index] ?? '';
     if (word === '-s' || word === '--start-directory') return rest.slice(index + 1, index + 2);
@@ -67,16 +69,24 @@ function discoverArgs(words: readonly string[]): string[] | null {
   return [];
 }
 
+/** A Python that runs a module (`python -m …`, `{envpython}`, `$(PYTHON)`, `coverage run -m …`, `python3.11 -bb -m …`). */
+const PYTHON_PROGRAM = /python[\d.]*$|^\{envpython\}$|^\$[{(]?\w*PYTHON\w*[})]?$|^coverage$/;
+
+/** A shell command's words from its program on: without the variables set before it (`PYTHONPATH=.`) or a tool that runs it (`uv run`). */
+function programWords(words: readonly string[]): readonly string[] {
+  const command = words.findIndex((word) => !/^[A-Za-z_]\w*=/.test(word));
+  if (command < 0) return [];
+  const rest = words.slice(command);
+  return RUN_WRAPPERS.has(rest[0] ?? '') && rest[1] === 'run' ? rest.slice(2) : rest;
+}
+
 /** The words after `pytest` of one shell command, or null when the command runs no pytest. */
 function pytestArgs(words: readonly string[]): string[] | null {
-  const command = words.findIndex((word) => !/^[A-Za-z_]\w*=/.test(word));
-  if (command < 0) return null;
-  let rest = words.slice(command);
-  if (RUN_WRAPPERS.has(rest[0] ?? '') && rest[1] === 'run') rest = rest.slice(2);
+  const rest = programWords(words);
+  if (rest.length === 0) return null;
   const program = posix.basename(rest[0] ?? '');
   if (program === 'pytest' || program === 'py.test') return rest.slice(1);
-  // `python -m pytest`, `{envpython} -m pytest`, `$(PYTHON) -m pytest`, `coverage run -m pytest`, `python3.11 -bb -m pytest`.
-  if (/python[\d.]*$|^\{envpython\}$|^\$[{(]?\w*PYTHON\w*[})]?$|^coverage$/.test(program)) {
+  if (PYTHON_PROGRAM.test(program)) {
     const at = rest.findIndex((word, index) => word === 'pytest' && rest[index - 1] === '-m');
     return at < 0 ? null : rest.slice(at + 1);
   }
