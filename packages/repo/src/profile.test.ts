@@ -303,6 +303,31 @@ describe('detectProfile', () => {
     });
   });
 
+  it("takes a module named like a test for source where the library imports it (bandit's bandit/core/test_set.py)", async () => {
+    await inTree(async (tree, put) => {
+      put('scan/__init__.py', 'from scan.core import test_set  # noqa\nfrom scan.core.test_properties import *  # noqa\n');
+      put('scan/core/__init__.py');
+      put('scan/core/test_set.py', 'class TestSet:\n    def tests_for(self, node):\n        return []\n');
+      put('scan/core/test_properties.py', 'def test_id(value):\n    def wrapper(func):\n        func.test_id = value\n        return func\n\n    return wrapper\n');
+      put('scan/plugins/asserts.py', 'from scan.core import test_properties as test\n\n\n@test.test_id("B101")\ndef asserts(node):\n    return node\n');
+      // Beside the code and imported by nothing but tests: a test module.
+      put('scan/util_test.py', 'from scan.helpers import test_helper\n\n\ndef test_util():\n    assert test_helper()\n');
+      put('scan/helpers/test_helper.py', 'def test_helper():\n    return True\n');
+      put('tests/test_scan.py', 'import scan\n\n\ndef test_scan():\n    assert scan.test_set.TestSet().tests_for(None) == []\n');
+      put('tests/test_more.py', 'def test_more():\n    pass\n');
+      // A single-file suite a script at the top imports is no library's.
+      put('test_cli.py', 'def test_cli():\n    pass\n');
+      put('runtests.py', 'import unittest\n\nimport test_cli\n\nunittest.main(test_cli)\n');
+      const profile = await detectProfile(tree);
+      expect(profile.sourceFiles).toEqual(['runtests.py', 'scan/__init__.py', 'scan/core/__init__.py', 'scan/core/test_properties.py', 'scan/core/test_set.py', 'scan/plugins/asserts.py']);
+      expect(profile.testFiles).toEqual(['scan/helpers/test_helper.py', 'scan/util_test.py', 'test_cli.py', 'tests/test_more.py', 'tests/test_scan.py']);
+      // The files the narrowed entry matches that envgen's conventions match anyway are left to them.
+      expect(profile.testGlobs).toContain('scan/helpers/test_helper.py');
+      expect(profile.testGlobs).not.toContain('tests/test_scan.py');
+      expect(profile.provenance['testGlobs']).toContain('pytest default python_files, test_*.py but for the library modules it matches');
+    });
+  });
+
   it('tests the nested project holding the most tests: a monorepo, or a package in a subdirectory', async () => {
     const repo = mkdtempSync(join(tmpdir(), 'envgen-monorepo-'));
     const put = (rel: string, text = ''): void => {

@@ -383,43 +383,55 @@ function importedNames(text: string): Set<string> {
 }
 
 /**
- * The entries of the config's `python_files` that match the project's library modules, each
- * with the files it matches that are test modules (which take its place in the test globs).
- * A library module is one a name pytest takes for a test module by default does not match,
- * outside test directories, that defines no test (check-manifest: `python_files = tests.py
- * check_manifest.py` with `--doctest-modules`, for the module's docstrings' examples) or that
- * another such module imports (patsy: `python_files = *.py`, whose modules define their tests
- * beside their code). Such a module is source that holds tests, as one whose doctests a suite
- * runs: taken for a test file, it left the tree no code to put bugs in. pytest still collects
- * its tests, and the weakening deselects those a bug breaks. None where the config names
- * tests otherwise than `test*` and `Test*` (`python_functions`).
+ * The entries of `python_files` (the config's, or pytest's default) that match the project's
+ * library modules, each with the files it matches that are test modules (which take its place in
+ * the test globs; those envgen's conventions match anyway are left to them). A library module is
+ * one of a package, outside test directories, that another module of a package imports (bandit's
+ * `bandit/core/test_set.py` and `test_properties.py`, named like tests by pytest's default), or,
+ * matched only by a name the config adds, one that defines no test (check-manifest:
+ * `python_files = tests.py check_manifest.py` with `--doctest-modules`, for the module's
+ * docstrings' examples) or that another such module imports (patsy: `python_files = *.py`, whose
+ * modules define their tests beside their code). Such a module is source, which may hold tests, as
+ * one whose doctests a suite runs: taken for a test file, it left the tree no code to put bugs in
+ * (or, named like a test, code its package runs). pytest still collects the tests of those it is
+ * given, and the weakening deselects those a bug breaks. None where the config names tests
+ * otherwise than `test*` and `Test*` (`python_functions`).
  */
 async function findLibraryEntries(root: string, pythonFiles: readonly string[], settings: PytestSettings | null): Promise<Record<string, string[]>> {
-  if (settings?.pythonFiles == null || settings.ownTestNames) return {};
-  const conventional = (file: string): boolean => matchesAnyGlob(file, [...DEFAULT_PYTHON_FILES, ...EXTRA_TEST_GLOBS]) || file.split('/').slice(0, -1).some((part) => TEST_DIR.test(part));
-  const others = settings.pythonFiles.filter((entry) => !DEFAULT_PYTHON_FILES.includes(entry));
-  const candidates = pythonFiles.filter((file) => !conventional(file) && matchesAnyGlob(file, others));
+  if (settings?.ownTestNames === true) return {};
+  const entries = settings?.pythonFiles ?? DEFAULT_PYTHON_FILES;
+  const inTestDir = (file: string): boolean => matchesAnyGlob(file, EXTRA_TEST_GLOBS) || file.split('/').slice(0, -1).some((part) => TEST_DIR.test(part));
+  const candidates = pythonFiles.filter((file) => !inTestDir(file) && matchesAnyGlob(file, entries));
   if (candidates.length === 0) return {};
-  const texts = new Map(await Promise.all(candidates.map(async (file): Promise<[string, string | null]> => [file, await readFile(join(root, file), 'utf8').catch(() => null)])));
+  const library = new Set<string>();
+  const read = async (files: readonly string[]): Promise<Map<string, string | null>> => new Map(await Promise.all(files.map(async (file): Promise<[string, string | null]> => [file, await readFile(join(root, file), 'utf8').catch(() => null)])));
   const moduleName = (file: string): string => (basenameOf(file) === '__init__.py' ? basenameOf(file.slice(0, -'/__init__.py'.length)) : basenameOf(file).slice(0, -'.py'.length));
-  // Which candidates import each module name (a name imported by a module of its own name is its own).
-  const importers = new Map<string, Set<string>>();
-  for (const [file, text] of texts) for (const name of importedNames(text ?? '')) importers.set(name, (importers.get(name) ?? new Set<string>()).add(file));
-  // A file that cannot be read may be a test module: it stays one.
-  const library = new Set(
-    candidates.filter((file) => {
-      const text = texts.get(file);
-      if (text === null || text === undefined) return false;
-      if (!DEFINES_TESTS.test(text)) return true;
-      return [...(importers.get(moduleName(file)) ?? [])].some((other) => other !== file);
-    }),
-  );
-  const entries: Record<string, string[]> = {};
-  for (const entry of others) {
-    const matched = pythonFiles.filter((file) => matchesAnyGlob(file, [entry]));
-    if (matched.some((file) => library.has(file))) entries[entry] = matched.filter((file) => !library.has(file));
+  // The names each set of modules imports, with the modules importing each.
+  const importersIn = (texts: ReadonlyMap<string, string | null>): Map<string, Set<string>> => {
+    const importers = new Map<string, Set<string>>();
+    for (const [file, text] of texts) for (const name of importedNames(text ?? '')) importers.set(name, (importers.get(name) ?? new Set<string>()).add(file));
+    return importers;
+  };
+  // Imported by the library's own modules: those of a package (not a script at the top, a `runtests.py` that imports a single-file suite) no entry matches.
+  const files = new Set(pythonFiles);
+  const inPackage = (file: string): boolean => file.includes('/') && files.has(`${file.slice(0, file.lastIndexOf('/'))}/__init__.py`);
+  const sources = pythonFiles.filter((file) => inPackage(file) && !inTestDir(file) && !matchesAnyGlob(file, entries));
+  const importedBySource = importersIn(await read(sources));
+  for (const file of candidates) if (inPackage(file) && importedBySource.has(moduleName(file))) library.add(file);
+  // Named only by the config: no test defined, or imported by another such module (a file that cannot be read may be a test module: it stays one).
+  const unconventional = candidates.filter((file) => !library.has(file) && !matchesAnyGlob(file, DEFAULT_PYTHON_FILES));
+  const texts = await read(unconventional);
+  const importers = importersIn(texts);
+  for (const [file, text] of texts) {
+    if (text === null) continue;
+    if (!DEFINES_TESTS.test(text) || [...(importers.get(moduleName(file)) ?? [])].some((other) => other !== file)) library.add(file);
   }
-  return entries;
+  const narrowed: Record<string, string[]> = {};
+  for (const entry of entries) {
+    const matched = pythonFiles.filter((file) => matchesAnyGlob(file, [entry]));
+    if (matched.some((file) => library.has(file))) narrowed[entry] = matched.filter((file) => !library.has(file) && !matchesAnyGlob(file, EXTRA_TEST_GLOBS));
+  }
+  return narrowed;
 }
 
 function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverrideValues; from: Record<string, string> } {
@@ -477,9 +489,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const library = tree.libraryEntries ?? {};
   const narrowed = Object.keys(library);
   const testGlobs = testGlobsOf(settings, override, library);
-  provenance['testGlobs'] = settings?.pythonFiles
-    ? `python_files from ${settings.source}${narrowed.length > 0 ? `, ${narrowed.join(', ')} but for the library modules it matches (source that holds tests: doctests, or tests defined beside the code, which pytest collects and the weakening deselects)` : ''} + envgen conventions`
-    : 'pytest default python_files + envgen conventions';
+  const butLibrary = narrowed.length > 0 ? `, ${narrowed.join(', ')} but for the library modules it matches (source, though named like tests or holding tests: doctests, or tests defined beside the code, which pytest collects and the weakening deselects)` : '';
+  provenance['testGlobs'] = `${settings?.pythonFiles ? `python_files from ${settings.source}` : 'pytest default python_files'}${butLibrary} + envgen conventions`;
 
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
   const sourceFiles = pythonFiles.filter((file) => !matchesAnyGlob(file, testGlobs) && !TOOLING_FILES.has(file));
