@@ -168,6 +168,9 @@ const CANDIDATES: Record<string, ValidationInput> = {
   // module level: test_add, long before the first test that runs _parse, now fails.
   bodyEscapes: mutate('body escapes', '    return text.upper()\n', '    return text.upper()\n\n\ndef add(a, b):\n    return a * b\n'),
   escapes: mutate('escape', 'return a + b', 'return a - b', '../outside.py'),
+  // Writes to the captured stdout and closes it (PyCQA/bandit's formatters): every later test
+  // errors, and pytest, its session over, fails to restore the capture and lets the error out.
+  closesStdout: mutate('closes stdout', 'with open(path, "w") as handle:', 'with __import__("sys").stdout as handle:'),
 };
 
 /** pytest's FAILURES section of a run's output (up to the summary, which holds the run's seconds). */
@@ -297,6 +300,10 @@ describe.each(SEEDS)('fast validation agrees with the reference on a fixture ful
 
   it('sees files a changed body leaves in the tree in later tests, and cleans the tree', () => {
     expect(fast.get('leaksIntoTree')).toMatchObject({ mode: 'resumed', verdict: { kind: 'instance', failToPass: f2p('test_save', 'test_tree_is_clean') } });
+  });
+
+  it("judges a run that pytest ends with an error after its session by its results, as a fresh `python -m pytest` exits 1 with them (a test closed the captured stdout)", () => {
+    expect(fast.get('closesStdout')).toMatchObject({ mode: 'resumed', verdict: { kind: 'instance', failToPass: f2p('test_parse', 'test_parse_again', 'test_save', 'test_tree_is_clean') } });
   });
 
   it('collects only the selected test files, with a weakened test file and the bug written in, and runs the named tests still there', async () => {

@@ -84,7 +84,7 @@ def _run_child(request, root):
     if request.get("plain"):
         _import_changed_plain()
     _fresh_headroom()
-    code = pytest.main(list(request["args"]), plugins=plugins)
+    code = _pytest_main(list(request["args"]), plugins)
     if tracer is not None:
         _write_analysis(request["analysis"], tracer, root)
     _exit_run(code)
@@ -102,11 +102,44 @@ def _exit_run(code):
 
     import envgen_pytest
 
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush_standard_streams()
     if not envgen_pytest.stopped_at_limit():
         threading._shutdown()
     os._exit(int(code))
+
+
+def _pytest_main(args, plugins):
+    """``pytest.main``'s exit status, as a fresh ``python -m pytest`` exits with it: pytest lets
+    out what fails once its session is over (a test closed the captured stdout, which pytest
+    then fails to restore), its results written; the interpreter prints the traceback and
+    exits 1, or with a SystemExit's status."""
+    try:
+        return pytest.main(args, plugins=plugins)
+    except SystemExit as stop:
+        return _exit_status(stop)
+    except Exception:  # noqa: BLE001 - as the interpreter meets one that leaves `python -m pytest`
+        sys.excepthook(*sys.exc_info())
+        return 1
+
+
+def _exit_status(stop):
+    """The status the interpreter exits with for a SystemExit it meets: its code, 0 for none,
+    1 for any other value, which it prints."""
+    if stop.code is None:
+        return 0
+    if isinstance(stop.code, int):
+        return stop.code
+    print(stop.code, file=sys.stderr)
+    return 1
+
+
+def _flush_standard_streams():
+    """Flushes stdout and stderr as the interpreter does at exit: a stream a test closed is left."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (ValueError, OSError, AttributeError):
+            pass
 
 
 def _wait(pid, timeout):
