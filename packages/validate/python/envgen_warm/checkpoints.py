@@ -19,7 +19,7 @@ import pytest
 
 from envgen_warm import runs, watchdog
 from envgen_warm.caches import _import_changed_plain
-from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _flush_standard_streams, _fresh_headroom, _high_socket, _kill_others, _pytest_main, _wait_group
+from envgen_warm.runs import _CHECKPOINTS, _Only, _exit_run, _flush_standard_streams, _high_socket, _kill_others, _pytest_main, _wait_group
 from envgen_warm.startup import _COMPILED, _RAN, _SERVED
 from envgen_warm.swap import _Decline, _changed_codes, _function_index, _plan_code_swap, _qualname, _ran_before
 from envgen_warm.tracing import _SuiteTracer, _inside, _module_file, _write_analysis
@@ -626,7 +626,6 @@ def _collector_main(control, channels, request, root, scratch, vault):
 
         collector.early = _lsprof.Profiler()
         collector.early.enable(subcalls=False, builtins=False)
-    _fresh_headroom()
     code = _pytest_main(args, plugins)
     _flush_standard_streams()
     if collector.role == "runner":

@@ -83,7 +83,6 @@ def _run_child(request, root):
         plugins.append(_Only(request["only"]))
     if request.get("plain"):
         _import_changed_plain()
-    _fresh_headroom()
     code = _pytest_main(list(request["args"]), plugins)
     if tracer is not None:
         _write_analysis(request["analysis"], tracer, root)
@@ -112,7 +111,8 @@ def _pytest_main(args, plugins):
     """``pytest.main``'s exit status, as a fresh ``python -m pytest`` exits with it: pytest lets
     out what fails once its session is over (a test closed the captured stdout, which pytest
     then fails to restore), its results written; the interpreter prints the traceback and
-    exits 1, or with a SystemExit's status."""
+    exits 1, or with a SystemExit's status. Tests get a fresh run's recursion headroom."""
+    _fresh_headroom()
     try:
         return pytest.main(args, plugins=plugins)
     except SystemExit as stop:
