@@ -194,6 +194,18 @@ if __name__ == "__main__":
     });
   });
 
+  it("reads extras keyed with setuptools' markers: a key with no name holds required dependencies (nvbn/thefuck's `':python_version>\"2.7\"'`)", async () => {
+    const { root, files } = tree({
+      'setup.py': 'from setuptools import setup\n\nsetup(name="x", extras_require={\':python_version>"2.7"\': ["pyyaml>=5"], \'testing:sys_platform!="win32"\': ["freezegun"], ":sys_platform==\'win32\'": ["attrs"], "docs": ["hypothesis"]})\n',
+    });
+    // A marker may leave a requirement out on this Python: no minimum is asked of `pyyaml>=5`.
+    expect(await readDeclaredDependencies(root, files, MAP)).toEqual({
+      packages: ['python3-attr', 'python3-freezegun', 'python3-yaml'],
+      unpackaged: [],
+      sources: ['setup.py extras_require :python_version>"2.7"', 'setup.py extras_require testing:sys_platform!="win32"', "setup.py extras_require :sys_platform=='win32'"],
+    });
+  });
+
   it("reads tox's deps from pyproject's legacy_tox_ini, following {[section]deps} references", async () => {
     const legacy = '[core]\ndeps=\n    pytest-cov\n    hypothesis\n\n[testenv]\ndeps=\n    {[core]deps}\n    freezegun\n';
     const { root, files } = tree({ 'pyproject.toml': `[project]\nname = "x"\n\n[tool.tox]\nlegacy_tox_ini = """\n${legacy}"""\n` });

@@ -62,6 +62,27 @@ export function requirementMinimum(line: string): string | null {
   return bound === undefined ? null : bound.replace(/\.?(a|b|rc|alpha|beta|c|pre|preview|dev)(?=\d*$|\d*\.)/, '~$1');
 }
 
+/**
+ * An `extras_require` key in setuptools' marker syntax: the extra's name and its environment
+ * marker (`test:python_version<"3"` → test; a key with no name, `:python_version>"2.7"`, holds
+ * dependencies every install gets where the marker holds, as `install_requires` would).
+ */
+function splitExtraKey(key: string): { extra: string; marker: string | null } {
+  const colon = key.indexOf(':');
+  return colon < 0 ? { extra: key.trim(), marker: null } : { extra: key.slice(0, colon).trim(), marker: key.slice(colon + 1).trim() };
+}
+
+/** Requirement lines under an extra's marker, as a line of their own would give it (`pyte; python_version>"2.7"`). */
+function withMarker(lines: readonly string[], marker: string | null): string[] {
+  if (marker === null || marker === '') return [...lines];
+  return lines.map((line) => {
+    const requirement = line.replace(/(^|\s)#.*$/, '').trim();
+    if (requirementName(requirement) === null) return line;
+    const [spec = '', own] = requirement.split(';', 2);
+    return own === undefined ? `${spec.trim()}; ${marker}` : `${spec.trim()}; (${own.trim()}) and (${marker})`;
+  });
+}
+
 /** The file a requirements line includes (`-r base.txt`, `--requirement=base.txt`). */
 function includedFile(line: string): string | undefined {
   const include = /^-r\s*(\S+)|^--requirement[=\s]\s*(\S+)/.exec(line.trim());
@@ -281,8 +302,9 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     const setup = readSetupRequirements(setupPy);
     declare('setup.py install_requires', setup.installRequires);
     declare('setup.py tests_require', setup.testsRequire);
-    for (const [extra, list] of Object.entries(setup.extras)) {
-      if (isTestGroup(extra)) declare(`setup.py extras_require ${extra}`, list);
+    for (const [key, list] of Object.entries(setup.extras)) {
+      const { extra, marker } = splitExtraKey(key);
+      if (extra === '' || isTestGroup(extra)) declare(`setup.py extras_require ${key}`, withMarker(list, marker));
     }
   }
 
