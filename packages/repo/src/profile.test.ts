@@ -27,7 +27,7 @@ function listing(files: string[], configFiles: TreeListing['configFiles'] = []):
 describe('deriveProfile', () => {
   it('splits tests from source and points pytest at the top-level entries holding tests', () => {
     const profile = deriveProfile(
-      listing(['setup.py', 'conftest.py', 'toolz/__init__.py', 'toolz/itertoolz.py', 'toolz/tests/test_itertoolz.py', 'toolz/tests/helpers.py', 'bench/test_speed.py', 'doc/source/conf.py', '.tox/py3/lib/x.py', 'build/lib/toolz/__init__.py', 'README.rst']),
+      listing(['setup.py', 'conftest.py', 'toolz/__init__.py', 'toolz/itertoolz.py', 'toolz/tests/test_itertoolz.py', 'toolz/tests/helpers.py', 'bench/test_speed.py', 'doc/source/conf.py', 'docs_src/first_steps/tutorial001.py', '.tox/py3/lib/x.py', 'build/lib/toolz/__init__.py', 'README.rst']),
     );
     expect(profile.testFiles).toEqual(['conftest.py', 'toolz/tests/helpers.py', 'toolz/tests/test_itertoolz.py']);
     expect(profile.sourceFiles).toEqual(['toolz/__init__.py', 'toolz/itertoolz.py']);

@@ -29,8 +29,9 @@ const SKIPPED_DIR_NAMES = new Set(['.git', '.hg', '.svn', '.tox', '.nox', '.venv
 // Build output, at any depth, unless the directory is a package of that name (pypa/build's src/build).
 const BUILD_OUTPUT_DIR_NAMES = new Set(['build', 'dist']);
 // Top-level directories of documentation, examples and benchmarks: Python there is neither
-// library nor test (toolz's bench/test_*.py are benchmarks).
-const SKIPPED_TOP_DIRS = new Set(['docs', 'doc', 'examples', 'example', 'bench', 'benchmarks', 'benchmark']);
+// library nor test (toolz's bench/test_*.py are benchmarks; the tutorials' code of tiangolo/typer's
+// docs_src, which its tests run as scripts).
+const SKIPPED_TOP_DIRS = new Set(['docs', 'doc', 'docs_src', 'documentation', 'examples', 'example', 'bench', 'benchmarks', 'benchmark']);
 // Top-level packaging and task files: mutating them cannot break a test.
 const TOOLING_FILES = new Set(['setup.py', 'ez_setup.py', 'noxfile.py', 'versioneer.py', 'fabfile.py', 'dodo.py']);
 const CONFIG_FILE_NAMES = ['pytest.toml', '.pytest.toml', 'pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg'];
@@ -465,7 +466,7 @@ function collectOverrides(overrides: ProfileOverride[]): { values: ProfileOverri
  * `conftest.py`, single-file suites `tests.py`/`test.py`, and every `.py` under a `tests/` or
  * `test/` directory. Every other `.py` file is source, except top-level packaging files
  * (setup.py, noxfile.py, versioneer.py…). Skipped everywhere: VCS dirs, caches, virtualenvs
- * (`pyvenv.cfg`), build/dist, `*.egg-info`; skipped at the top level: docs/, doc/, examples/, example/, bench/, benchmarks/, benchmark/.
+ * (`pyvenv.cfg`), build/dist, `*.egg-info`; skipped at the top level: docs/, doc/, docs_src/, documentation/, examples/, example/, bench/, benchmarks/, benchmark/.
  *
  * @throws EnvgenError `no-python-tests` when no test module is found.
  */
