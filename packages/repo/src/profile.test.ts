@@ -182,6 +182,19 @@ describe('deriveProfile', () => {
       /Its only tests are doctests: addopts in pytest\.ini \[pytest\] give --doctest-modules, which runs the examples in the docstrings of its 1 source module\(s\)\. envgen needs test files: a bundle's test_weaken\.diff edits only test files the tree holds/,
     );
   });
+  it("runs a project whose only tests are doctests when a conftest.py above its modules can deselect the failing ones (jaraco.itertools)", () => {
+    const config = { path: 'pytest.ini', text: '[pytest]\nnorecursedirs=dist build .tox .eggs\naddopts=--doctest-modules\n' };
+    const profile = deriveProfile(listing(['conftest.py', 'jaraco/itertools.py', 'docs/conf.py', 'pytest.ini'], [config]));
+    expect(profile.testArgs).toEqual([]);
+    expect(profile.testFiles).toEqual(['conftest.py']);
+    expect(profile.sourceFiles).toEqual(['jaraco/itertools.py']);
+    expect(profile.provenance['doctestsOnly']).toContain('deselected from conftest.py');
+  });
+
+  it('refuses a doctest-only project when a source module has no conftest.py at or above it', () => {
+    const config = { path: 'pytest.ini', text: '[pytest]\naddopts=--doctest-modules\n' };
+    expect(() => deriveProfile(listing(['pkg/conftest.py', 'pkg/a.py', 'other.py', 'pytest.ini'], [config]))).toThrow(/no conftest\.py is at or above 1 of those modules/);
+  });
 });
 
 describe('profileHash', () => {
