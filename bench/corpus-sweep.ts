@@ -86,7 +86,7 @@ async function sweepOne(entry: { repo: string; apt?: string[] }): Promise<Row> {
   try {
     const { provider, repo, worktree } = await checkoutRepo(entry.repo, settings, logger, quiet);
     try {
-      const profile = await resolveProfile(worktree.path, repo, settings);
+      const profile = await resolveProfile(worktree.path, repo, settings, provider);
       // What the corpus entry lists and what `envgen env`'s `missing` row would name (the
       // profile's Debian packages the archive has), installed first, as a user following that row does.
       const missing = await findMissingPackages([...new Set([...(entry.apt ?? []), ...profile.aptPackages])], hostDpkgQuery);

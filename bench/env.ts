@@ -12,6 +12,7 @@ import { resolveConfig } from '@envgen/config';
 import { silentLogger } from '@envgen/core';
 import { createProgress, resolveProfile, runEnv } from '@envgen/cli';
 import { acquireRepo, createWorktree, parseRepoSpec } from '@envgen/repo';
+import { createSandboxProvider } from '@envgen/sandbox';
 import { formatTable, median } from './stats.js';
 
 const runs = Number(process.argv[2] ?? 5);
@@ -24,7 +25,7 @@ async function plainSeconds(repoSpec: string): Promise<number[]> {
   const repo = await acquireRepo(parseRepoSpec(repoSpec), { home: settings.home, logger: silentLogger });
   const worktree = await createWorktree(repo, { home: settings.home });
   try {
-    const profile = await resolveProfile(worktree.path, repo, settings);
+    const profile = await resolveProfile(worktree.path, repo, settings, createSandboxProvider('local'));
     const argv = ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', ...profile.testArgs, ...profile.deselect.flatMap((id) => ['--deselect', id])];
     const seconds: number[] = [];
     for (let run = 0; run < runs; run++) {

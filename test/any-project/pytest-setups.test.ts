@@ -58,7 +58,7 @@ describe.each(Object.entries(SHAPES))('a project with %s', (name, shape) => {
     const { provider, repo: resolved, worktree } = await checkoutRepo(repo, settings, silentLogger, quiet);
     const pool = openPool(home);
     try {
-      const profile = await resolveProfile(worktree.path, resolved, settings);
+      const profile = await resolveProfile(worktree.path, resolved, settings, provider);
       const baseline = await buildBaseline({ worktree: worktree.path, commit: resolved.commit, profile, sandboxProvider: provider, home });
       const clean = Object.fromEntries(Object.entries(baseline.results).map(([id, result]) => [id, result.outcome]));
       const plain = plainPytest(repo, { install: shape.installed === true, ...(shape.plainPrepare === undefined ? {} : { prepare: shape.plainPrepare }), ...(shape.project === undefined ? {} : { project: shape.project }), ...(shape.plainArgs === undefined ? {} : { args: shape.plainArgs }) });

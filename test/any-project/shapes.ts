@@ -1498,6 +1498,27 @@ def test_bad_value():
       'test/test_ivl.py': LIB_TESTS,
     },
   },
+  'doctest-modules-only-root-conftest': {
+    about: "--doctest-modules with the docstrings' examples its only tests and a conftest.py at the root (jaraco.itertools): the suite is those examples, and the weakening deselects a failing one in that conftest",
+    failingSomewhere: 'ivl/__init__.py::ivl.',
+    mustHold: ['ivl/__init__.py::ivl.clamp', 'ivl/__init__.py::ivl.Interval.width'],
+    files: {
+      'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
+      'conftest.py': 'collect_ignore = ["setup.py"]\n',
+      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl", packages=["ivl"])\n',
+      'ivl/__init__.py': DOCTESTED_LIB,
+    },
+  },
+  'nested-conftest-missing-module': {
+    about: "a directory of functional tests whose conftest.py imports a plugin the machine lacks (thefuck's tests/functional and pytest-docker-pexpect), which stops pytest's whole collection: envgen leaves that directory out, as plain pytest must be told to",
+    plainArgs: ['--ignore=tests/functional'],
+    files: {
+      'ivl.py': LIB,
+      'tests/test_ivl.py': LIB_TESTS,
+      'tests/functional/conftest.py': 'import pytest\nfrom pytest_docker_pexpect.docker import run as docker_run\n',
+      'tests/functional/test_shell.py': 'def test_shell(docker_run):\n    assert docker_run("true")\n',
+    },
+  },
   'module-named-in-python-files': {
     about: "a single module that python_files names beside the test module, for its docstrings' examples (check-manifest: `python_files = tests.py check_manifest.py`): the module is source, as any module whose doctests a suite runs",
     failingSomewhere: 'ivl.py::ivl.',

@@ -129,7 +129,7 @@ describe('a test counted flaky that a bug breaks', () => {
     const { provider, repo: resolved, worktree } = await checkoutRepo(repo, settings, silentLogger, createProgress({ quiet: true }));
     const pool = openPool(home);
     try {
-      const profile = await resolveProfile(worktree.path, resolved, settings);
+      const profile = await resolveProfile(worktree.path, resolved, settings, provider);
       for (const id of report.instanceIds) {
         const instance = pool.getInstance(id);
         expect([...(instance?.FAIL_TO_PASS ?? []), ...(instance?.PASS_TO_PASS ?? [])]).not.toContain(FLAKY_TEST);

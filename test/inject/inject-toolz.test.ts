@@ -37,7 +37,7 @@ describe('envgen inject on Debian toolz', () => {
       const repo = await acquireRepo(parseRepoSpec('debian:toolz'), { home });
       const worktree = await createWorktree(repo, { home });
       try {
-        const profile = await resolveProfile(worktree.path, repo, settings);
+        const profile = await resolveProfile(worktree.path, repo, settings, createSandboxProvider('local'));
         const bundle = pool.readBundle(first.instanceIds[0] as string);
         const report = await checkBundle({ bundle, worktree: worktree.path, profile, sandboxProvider: createSandboxProvider('local') });
         expect(report.checks.filter((check) => !check.passed)).toEqual([]);

@@ -39,7 +39,7 @@ beforeAll(async () => {
   settings = resolveConfig({ env: {}, flags: { home: HOME, sandbox: 'local', logLevel: 'silent' } });
   const repo = await acquireRepo(parseRepoSpec('debian:toolz'), { home: HOME, logger: silentLogger });
   worktree = await createWorktree(repo, { home: HOME });
-  profile = await resolveProfile(worktree.path, repo, settings);
+  profile = await resolveProfile(worktree.path, repo, settings, createSandboxProvider('local'));
   scratch = await mkdtemp(join(tmpdir(), 'envgen-check-toolz-'));
 });
 

@@ -34,7 +34,7 @@ export async function runCheck(options: CheckOptions, settings: Settings, logger
   const { provider, repo, worktree } = await checkoutRepo(options.repo, settings, logger, progress);
   try {
     progress.phase('detecting the test profile');
-    const profile = await resolveProfile(worktree.path, repo, settings);
+    const profile = await resolveProfile(worktree.path, repo, settings, provider);
     // The suite's size, when `envgen env` or `inject` left its baseline: a big suite may print more.
     const baseline = await loadCachedBaseline(settings.home, repo.commit, profile).catch(() => null);
     const report = await checkBundle({

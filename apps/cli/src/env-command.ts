@@ -8,6 +8,8 @@ import {
   acquireRepo,
   createWorktree,
   detectProfile,
+  findNestedConftests,
+  ignoreConftestDirs,
   loadProfileOverrides,
   parseRepoSpec,
   shippedProfilesDir,
@@ -16,7 +18,7 @@ import {
 import type { Profile, ResolvedRepo, Worktree } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { buildBaseline, countCoverage, groupFailures, summarizeResults } from '@envgen/testrun';
+import { buildBaseline, countCoverage, findUnimportableModules, groupFailures, openPytestSandbox, summarizeResults } from '@envgen/testrun';
 import type { Baseline, CollectionError, FailureGroup, ImportedElsewhere, ResultSummary } from '@envgen/testrun';
 import { describeOlder, findMissingPackages, findOlderPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { OlderPackage } from './host-packages.js';
@@ -67,14 +69,27 @@ export interface EnvReport {
   seconds: number;
 }
 
-/** The profile of a repo: detection, then shipped and user profile files, then the user's config. */
-export async function resolveProfile(worktree: string, repo: ResolvedRepo, settings: Settings): Promise<Profile> {
+/**
+ * The profile of a repo: detection, then shipped and user profile files, then the user's
+ * config; then, asked of the python where the tests run, the directories whose conftest.py
+ * imports what it cannot import are left out (pytest would stop the whole collection there).
+ */
+export async function resolveProfile(worktree: string, repo: ResolvedRepo, settings: Settings, provider: SandboxProvider): Promise<Profile> {
   const overrides = await loadProfileOverrides(repo.owner, repo.name, { profilesDirs: [shippedProfilesDir(), ...settings.profilesDirs] });
   const fromConfig = settings.profiles[`${repo.owner}/${repo.name}`];
   if (fromConfig) {
     overrides.push(validateProfileOverrides(fromConfig, `${settings.configFile ?? 'config'} profiles["${repo.owner}/${repo.name}"]`));
   }
-  return detectProfile(worktree, { aptPackages: repo.aptPackages, overrides, submodules: repo.submodules, repoName: repo.name });
+  const profile = await detectProfile(worktree, { aptPackages: repo.aptPackages, overrides, submodules: repo.submodules, repoName: repo.name });
+  const conftests = await findNestedConftests(worktree, profile);
+  if (conftests.length === 0) return profile;
+  const target = await openPytestSandbox(provider, { worktree });
+  try {
+    const missing = new Set(await findUnimportableModules(target, profile, [...new Set(conftests.flatMap((conftest) => conftest.imports))]));
+    return ignoreConftestDirs(profile, conftests, new Map(conftests.map((conftest) => [conftest.file, conftest.imports.filter((name) => missing.has(name))])));
+  } finally {
+    await target.close();
+  }
 }
 
 async function countEntities(worktree: string, files: readonly string[]): Promise<EnvReport['entities']> {
@@ -168,7 +183,7 @@ export interface RepoRun {
 /** The profile of a checked-out repo and its clean baseline (cached per commit and profile). */
 export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings, logger: Logger, progress: Progress): Promise<RepoRun> {
   progress.phase('detecting the test profile');
-  const profile = await resolveProfile(checkout.worktree.path, checkout.repo, settings);
+  const profile = await resolveProfile(checkout.worktree.path, checkout.repo, settings, checkout.provider);
   await warnMissingPackages(profile, checkout.provider, checkout.worktree.path, settings, logger);
   const baseline = await buildBaseline({
     worktree: checkout.worktree.path,
@@ -209,7 +224,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
   const { provider, repo, worktree } = await checkoutRepo(options.repo, settings, logger, progress);
   try {
     progress.phase('detecting the test profile');
-    const profile = await resolveProfile(worktree.path, repo, settings);
+    const profile = await resolveProfile(worktree.path, repo, settings, provider);
     const packages = await warnMissingPackages(profile, provider, worktree.path, settings, logger);
     let fromCache = false;
     const baseline: Baseline = await buildBaseline({

@@ -55,7 +55,7 @@ export async function runRepairRun(options: RepairRunOptions, settings: Settings
   const started = performance.now();
   try {
     progress.phase('detecting the test profile');
-    const profile = await resolveProfile(worktree.path, repo, settings);
+    const profile = await resolveProfile(worktree.path, repo, settings, provider);
     const name = `${repo.owner}/${repo.name}`;
     const instances: Instance[] = [];
     for (const entry of pool.listInstances({ repo: name, ...(options.strategy === undefined ? {} : { strategy: options.strategy }) })) {

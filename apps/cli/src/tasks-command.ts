@@ -160,7 +160,7 @@ export async function runTasks(options: TasksOptions, settings: Settings, logger
   const pool = openPool(options.poolHome ?? settings.home, { logger });
   try {
     progress.phase('detecting the test profile');
-    const profile = await resolveProfile(worktree.path, repo, settings);
+    const profile = await resolveProfile(worktree.path, repo, settings, provider);
     const checkout = { repo, worktree: worktree.path, profile, provider, baseline: await loadCachedBaseline(settings.home, repo.commit, profile) };
     const started = performance.now();
     const failureOutputs = await warmStatementOutputs(checkout, pool, options, settings, logger, progress);

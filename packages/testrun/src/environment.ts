@@ -59,3 +59,25 @@ export async function assertPytestVersion(target: PytestSandbox, profile: Profil
       `give the profile a python whose pytest is new enough (the config's profiles.<owner/name>.python), or testArgs that pass the config's settings as -o overrides (-o python_classes=... and the paths), which this pytest reads.`,
   );
 }
+
+/** Prints, of the top-level module names in argv, those the interpreter finds no spec for (a spec is found without running the module). */
+const FIND_SPECS = `import importlib.util, json, sys
+print(json.dumps([name for name in sys.argv[1:] if importlib.util.find_spec(name) is None]))
+`;
+
+/**
+ * Of `names` (top-level module names), those the profile's python cannot import where the
+ * tests run, with the profile's environment (its PYTHONPATH), from the worktree's root. An
+ * answer the probe did not give (a broken python) is an empty list: the suite's own run says why.
+ */
+export async function findUnimportableModules(target: PytestSandbox, profile: Profile, names: readonly string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const exec = await target.sandbox.exec([profile.python, '-c', FIND_SPECS, ...names], { env: profile.env, limits: { timeoutMs: PROBE_TIMEOUT_MS } });
+  if (exec.status !== 'exited' || exec.exitCode !== 0) return [];
+  try {
+    const found: unknown = JSON.parse(exec.stdout.trim());
+    return Array.isArray(found) ? found.filter((name): name is string => typeof name === 'string' && names.includes(name)) : [];
+  } catch {
+    return [];
+  }
+}

@@ -5,6 +5,7 @@ export { runPytest, splitTestArgs, buildPytestArgv, buildPytestEnv, parseResults
 export type { PytestRun, PytestCoverage, PytestLines, RunPytestOptions } from './run-pytest.js';
 export { buildBaseline, loadCachedBaseline, baselinePath, findFlaky } from './baseline.js';
 export { runInstallSteps } from './install-steps.js';
+export { findUnimportableModules } from './environment.js';
 export type { BuildBaselineOptions, BaselineProgress } from './baseline.js';
 export { mapCoverage, entityKey } from './coverage-map.js';
 export { summarizeResults, groupFailures, coveredEntities, countCoverage } from './summary.js';
