@@ -264,6 +264,19 @@ describe('detectProfile', () => {
     });
   });
 
+  it("names a single-file suite to pytest only where it defines tests, not a scratch script (wireservice/leather's test.py)", async () => {
+    await inTree(async (tree, put) => {
+      put('leather/__init__.py', 'x = 1\n');
+      put('test.py', "import leather\n\nchart = leather.Chart()\nchart.to_svg('test.svg')\n");
+      put('tests/test_chart.py', 'def test_x():\n    pass\n');
+      const profile = await detectProfile(tree);
+      expect(profile.testArgs).toEqual(['tests']);
+      expect(profile.provenance['testArgs']).toBe("top-level entries holding test files; not named: test.py (no test defined: a script, which pytest's python_files leaves out too)");
+      put('test.py', 'import unittest\n\n\nclass ChartTest(unittest.TestCase):\n    def test_draw(self):\n        pass\n');
+      expect((await detectProfile(tree)).testArgs).toEqual(['test.py', 'tests']);
+    });
+  });
+
   it('takes a package named build or dist for source, and build output for none (pypa/build: src/build)', async () => {
     await inTree(async (tree, put) => {
       put('pyproject.toml', '[project]\nname = "build"\nversion = "1.0"\n');

@@ -230,6 +230,12 @@ export interface TreeListing {
    * {@link findLibraryEntries}), each with the files it matches that are test modules.
    */
   libraryEntries?: Record<string, string[]>;
+  /**
+   * Files named like a single-file suite (`test.py`, `tests.py`) that pytest's `python_files`
+   * leaves out and that define no test: a developer's scratch script (wireservice/leather's
+   * `test.py` draws a chart into `test.svg`), not named to pytest.
+   */
+  scripts?: string[];
 }
 
 /** A Python project in a subdirectory of the repo. */
@@ -499,7 +505,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   const unittestModules = settings?.pythonFiles === undefined ? (tree.unittestModules ?? []).filter((file) => testFiles.includes(file)) : [];
   const modules = override.testGlobs
     ? testFiles.filter((file) => !['conftest.py', '__init__.py'].includes(basenameOf(file)))
-    : [...testFiles.filter((file) => matchesAnyGlob(file, [...patterns, 'tests.py', 'test.py'])), ...unittestModules];
+    : [...testFiles.filter((file) => matchesAnyGlob(file, [...patterns, 'tests.py', 'test.py']) && !(tree.scripts ?? []).includes(file)), ...unittestModules];
   // A project whose only tests are its docstrings' examples (jaraco's skeleton: `addopts=--doctest-modules`, no test file).
   const doctestOnly = modules.length === 0 && settings?.addopts.includes('--doctest-modules') === true && sourceFiles.length > 0;
   // Its failing doctests are deselected from a conftest.py at or above each source module.
@@ -641,6 +647,8 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     const named = unittestModules.length > 0 ? ` + the unittest modules python_files leaves out (${unittestModules.length}: ${unittestModules.slice(0, 3).map(inRepo).join(', ')}${unittestModules.length > 3 ? ', ...' : ''})` : '';
     const chosen = runnerModules.length > 0 && runner !== undefined ? `the test paths the project's runner names (${runner.from.slice(0, 2).join('; ')}${runner.from.length > 2 ? '; ...' : ''})` : 'top-level entries holding test files';
     provenance['testArgs'] = settings?.testpaths?.length ? `${chosen} (testpaths ${settings.testpaths.join(' ')} from ${settings.source} not found)${named}` : `${chosen}${named}`;
+    const scripts = (tree.scripts ?? []).map(inRepo);
+    if (scripts.length > 0) provenance['testArgs'] += `; not named: ${scripts.join(', ')} (no test defined: a script, which pytest's python_files leaves out too)`;
     if (byPath.length > 0) provenance['testArgs'] += `; files named otherwise in a directory named too, matched by their path in python_files so pytest collects each once (${byPath.slice(0, 3).map(inRepo).join(', ')}${byPath.length > 3 ? ', ...' : ''})`;
   }
 
@@ -766,6 +774,13 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
   const testGlobs = testGlobsOf(pytestSettings, collectOverrides(options.overrides ?? []).values, libraryEntries);
   const testFiles = pythonFiles.filter((file) => matchesAnyGlob(file, testGlobs));
   const packaging = await readPackaging(root, projectFiles, pythonFiles, testFiles);
+  // Single-file suites python_files leaves out, named to pytest only where they define tests.
+  const patterns = pytestSettings?.pythonFiles ?? DEFAULT_PYTHON_FILES;
+  const scripts: string[] = [];
+  for (const file of testFiles.filter((path) => ['test.py', 'tests.py'].includes(basenameOf(path)) && !matchesAnyGlob(path, patterns))) {
+    const text = await readFile(join(root, file), 'utf8').catch(() => null);
+    if (text !== null && !DEFINES_TESTS.test(text)) scripts.push(file);
+  }
   // A unittest suite's modules pytest's python_files leaves out: only where the config sets none.
   const collected = (file: string): boolean => matchesAnyGlob(file, [...DEFAULT_PYTHON_FILES, 'tests.py', 'test.py']);
   let unittestModules: string[] = [];
@@ -817,6 +832,7 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     ...(runnerTestPaths === null ? {} : { runnerTestPaths }),
     ...(runnerOptions === null ? {} : { runnerOptions }),
     ...(Object.keys(libraryEntries).length > 0 ? { libraryEntries } : {}),
+    ...(scripts.length > 0 ? { scripts } : {}),
   };
   if (choice.dir !== '') {
     if (pytestConfigFiles !== undefined) tree.pytestConfigFiles = pytestConfigFiles;
