@@ -12,6 +12,7 @@ import { mayNameTestPaths, readRunner } from './runner-paths.js';
 import type { RunnerOptions, RunnerTestPaths } from './runner-paths.js';
 import { moduleFile } from './module-file.js';
 import { findUnittestModules } from './unittest-modules.js';
+import { readMarkerEnvironment } from './markers.js';
 import { highestMinimums, readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
 import type { DeclaredDependencies } from './requirements.js';
 import type { ConfigFile, PytestSettings } from './pytest-config.js';
@@ -807,10 +808,11 @@ export async function detectProfile(worktreePath: string, options: DetectProfile
     // The repo's other projects are on the tests' path (workspaceRoots below), not Debian's to give.
     const siblings = await Promise.all([...nested, ''].filter((dir) => dir !== choice.dir).map((dir) => readDistributionName(join(worktreePath, dir))));
     const provided = siblings.filter((name): name is string => name !== null);
-    declared = await readDeclaredDependencies(root, projectFiles, debianMap, provided);
+    const environment = await readMarkerEnvironment(collectOverrides(options.overrides ?? []).values.python ?? DEFAULT_PYTHON);
+    declared = await readDeclaredDependencies(root, projectFiles, debianMap, provided, environment);
     if (choice.dir !== '') {
       // A monorepo's root declares what every project's tests need (dev requirements, tox deps).
-      const fromRoot = await readDeclaredDependencies(worktreePath, files.filter((file) => !nested.some((dir) => file.startsWith(`${dir}/`))), debianMap, provided);
+      const fromRoot = await readDeclaredDependencies(worktreePath, files.filter((file) => !nested.some((dir) => file.startsWith(`${dir}/`))), debianMap, provided, environment);
       declared = mergeDeclared(declared === null ? null : { ...declared, sources: declared.sources.map((source) => `${choice.dir}/${source}`) }, fromRoot);
     }
     if (declared !== null && debianMap.size === 0) declared = 'unmapped';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deriveProfile } from './profile.js';
+import { linuxEnvironment } from './markers.js';
 import { DH_PYTHON_MAP, normalizeDistribution, ownExtras, readDebianMap, readDeclaredDependencies, requirementMinimum, requirementName } from './requirements.js';
 
 const roots: string[] = [];
@@ -204,6 +205,21 @@ if __name__ == "__main__":
       unpackaged: [],
       sources: ['setup.py extras_require :python_version>"2.7"', 'setup.py extras_require testing:sys_platform!="win32"', "setup.py extras_require :sys_platform=='win32'"],
     });
+  });
+
+  it('leaves out requirements whose marker does not hold where the tests run, and takes the bounds of those whose marker does', async () => {
+    const { root, files } = tree({
+      'setup.py': 'from setuptools import setup\n\nsetup(name="x", extras_require={\':python_version>"2.7"\': ["pyyaml>=5"], \'testing:sys_platform!="win32"\': ["freezegun"], ":sys_platform==\'win32\'": ["attrs"], ":python_version<\'3.4\'": ["pathlib2"], "tests": ["hypothesis; extra == \'tests\'"]})\n',
+    });
+    const linux = linuxEnvironment('3.11.2');
+    expect(await readDeclaredDependencies(root, files, MAP, [], linux)).toEqual({
+      packages: ['python3-freezegun', 'python3-hypothesis', 'python3-yaml'],
+      unpackaged: [],
+      sources: ['setup.py extras_require :python_version>"2.7"', 'setup.py extras_require testing:sys_platform!="win32"', 'setup.py extras_require tests'],
+      minimums: [{ package: 'python3-yaml', version: '5', requirement: 'pyyaml>=5' }],
+    });
+    expect(requirementMinimum('freezegun>=1.2; python_version < "3.12"', linux)).toBe('1.2');
+    expect(requirementMinimum('freezegun>=1.2; extra == "tests"', linux)).toBeNull();
   });
 
   it("reads tox's deps from pyproject's legacy_tox_ini, following {[section]deps} references", async () => {

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import { compareDebianVersions } from './debian-version.js';
 import { parseIni } from './ini.js';
+import { markerHolds } from './markers.js';
+import type { MarkerEnvironment } from './markers.js';
 import { parsePyproject, readText, table as tableOrNull, usesPbr } from './packaging.js';
 import type { Table } from './packaging.js';
 import { readSetupRequirements } from './setup-script.js';
@@ -53,11 +55,12 @@ export function highestMinimums(minimums: Iterable<RequiredVersion>): RequiredVe
  * The lowest version a requirement line accepts, where it gives one with `>=`, `~=` or `>`
  * (`parso>=0.8.6,<0.9` → `0.8.6`), as Debian orders versions (a pre-release `2.0rc1` is
  * `2.0~rc1`). Null for pins (`==`, a lock file's), for none, and where an environment
- * marker may leave the requirement out on this Python.
+ * marker may leave the requirement out (one that does not hold in `environment`, or cannot be told).
  */
-export function requirementMinimum(line: string): string | null {
-  const trimmed = line.replace(/(^|\s)#.*$/, '').trim();
-  if (trimmed.includes(';')) return null;
+export function requirementMinimum(line: string, environment?: MarkerEnvironment): string | null {
+  const [spec = '', marker] = line.replace(/(^|\s)#.*$/, '').split(';', 2);
+  if (marker !== undefined && (environment === undefined || markerHolds(marker, environment) !== true)) return null;
+  const trimmed = spec.trim();
   const bound = /(?:>=|~=|>)\s*v?([0-9][0-9A-Za-z.+!-]*)/.exec(trimmed)?.[1];
   return bound === undefined ? null : bound.replace(/\.?(a|b|rc|alpha|beta|c|pre|preview|dev)(?=\d*$|\d*\.)/, '~$1');
 }
@@ -219,7 +222,13 @@ export async function readDistributionName(root: string): Promise<string | null>
  * @param files repo-relative paths of the tree's files
  * @param provided distributions the repo itself holds (the other projects of a monorepo), left out as the project's own name is
  */
-export async function readDeclaredDependencies(root: string, files: readonly string[], debianMap: ReadonlyMap<string, string>, provided: readonly string[] = []): Promise<DeclaredDependencies | null> {
+export async function readDeclaredDependencies(
+  root: string,
+  files: readonly string[],
+  debianMap: ReadonlyMap<string, string>,
+  provided: readonly string[] = [],
+  environment?: MarkerEnvironment,
+): Promise<DeclaredDependencies | null> {
   const names = new Set<string>();
   const sources: string[] = [];
   /** The lower bounds declared (`parso>=0.8.6`), by normalized distribution. */
@@ -229,10 +238,13 @@ export async function readDeclaredDependencies(root: string, files: readonly str
     for (const line of lines) {
       const name = requirementName(line);
       if (name === null) continue;
+      // A requirement for other platforms or Pythons (`pywin32; sys_platform == "win32"`, `importlib-metadata; python_version < "3.8"`) is none here.
+      const marker = line.replace(/(^|\s)#.*$/, '').split(';', 2)[1];
+      if (marker !== undefined && environment !== undefined && markerHolds(marker, environment) === false) continue;
       const normalized = normalizeDistribution(name);
       names.add(normalized);
       any = true;
-      const minimum = requirementMinimum(line);
+      const minimum = requirementMinimum(line, environment);
       if (minimum !== null) minimums.push([normalized, { version: minimum, requirement: `${name}>=${minimum}` }]);
     }
     if (any) sources.push(source);
