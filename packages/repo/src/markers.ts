@@ -100,24 +100,20 @@ export function markerHolds(marker: string, environment: MarkerEnvironment): boo
     if (left === undefined || right === undefined || op === undefined || (op.kind !== 'op' && !['in', 'not in'].includes(op.text))) return undefined;
     return left === null || right === null ? null : compare(left, op.text, right);
   };
-  const and = (): boolean | null | undefined => {
-    let result = expression();
-    while (result !== undefined && peek()?.text === 'and') {
-      position++;
-      const next = expression();
-      result = next === undefined ? undefined : result === false || next === false ? false : result === null || next === null ? null : true;
-    }
-    return result;
-  };
-  const or = (): boolean | null | undefined => {
-    let result = and();
-    while (result !== undefined && peek()?.text === 'or') {
-      position++;
-      const next = and();
-      result = next === undefined ? undefined : result === true || next === true ? true : result === null || next === null ? null : false;
-    }
-    return result;
-  };
+  /** Operands joined by `word`, combined left to right in Kleene's three-valued logic. */
+  const joined =
+    (word: string, operand: () => boolean | null | undefined, decides: boolean) =>
+    (): boolean | null | undefined => {
+      let result = operand();
+      while (result !== undefined && peek()?.text === word) {
+        position++;
+        const next = operand();
+        result = next === undefined ? undefined : result === decides || next === decides ? decides : result === null || next === null ? null : !decides;
+      }
+      return result;
+    };
+  const and = joined('and', expression, false);
+  const or = joined('or', and, true);
   const result = or();
   return result === undefined || position !== tokens.length ? null : result;
 }
