@@ -1209,9 +1209,9 @@ def test_script_adds_up(tmp_path):
     },
   },
   'renamed-package-dir': {
-    about: "a package imported under another name than its directory's (setuptools' package-dir ivl = code; coherent.build's essential layout, whose repository root is the package): importable once installed, from the tests and the processes they start",
+    about: "a package imported under another name than its directory's (setuptools' package-dir ivl = code; coherent.build's essential layout, whose repository root is the package): importable once installed, from the tests, a conftest of a part of the suite, and the processes they start",
     installed: true,
-    mustHold: ['tests/test_child.py::test_child_imports_it'],
+    mustHold: ['tests/test_child.py::test_child_imports_it', 'tests/extra/test_extra.py::test_mean'],
     files: {
       'pyproject.toml': `${IVL_PYPROJECT}
 [tool.setuptools]
@@ -1230,7 +1230,9 @@ def mean(values):
     return total(values) / len(values)
 `,
       'tests/test_ivl.py': LIB_TESTS,
-      'tests/test_extra.py': `from ivl.extra import mean
+      // A conftest of a part of the suite that imports the package by its installed name.
+      'tests/extra/conftest.py': 'from ivl import total\n\nWEIGHTS = total([1, 1])\n',
+      'tests/extra/test_extra.py': `from ivl.extra import mean
 
 
 def test_mean():

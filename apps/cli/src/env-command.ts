@@ -18,7 +18,7 @@ import {
 import type { Profile, ResolvedRepo, Worktree } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
-import { buildBaseline, countCoverage, findUnimportableModules, groupFailures, openPytestSandbox, summarizeResults } from '@envgen/testrun';
+import { buildBaseline, countCoverage, findUnimportableModules, groupFailures, openPytestSandbox, runInstallSteps, summarizeResults } from '@envgen/testrun';
 import type { Baseline, CollectionError, FailureGroup, ImportedElsewhere, ResultSummary } from '@envgen/testrun';
 import { describeOlder, findMissingPackages, findOlderPackages, findUnavailablePackages, hostAptCache, installablePackages, hostDpkgQuery, sandboxAptCache, sandboxDpkgQuery } from './host-packages.js';
 import type { OlderPackage } from './host-packages.js';
@@ -71,8 +71,9 @@ export interface EnvReport {
 
 /**
  * The profile of a repo: detection, then shipped and user profile files, then the user's
- * config; then, asked of the python where the tests run, the directories whose conftest.py
- * imports what it cannot import are left out (pytest would stop the whole collection there).
+ * config; then, asked of the python where the tests run (after the install steps, where it
+ * lacks a module before them), the directories whose conftest.py imports what it cannot import
+ * are left out (pytest would stop the whole collection there).
  */
 export async function resolveProfile(worktree: string, repo: ResolvedRepo, settings: Settings, provider: SandboxProvider): Promise<Profile> {
   const overrides = await loadProfileOverrides(repo.owner, repo.name, { profilesDirs: [shippedProfilesDir(), ...settings.profilesDirs] });
@@ -85,8 +86,13 @@ export async function resolveProfile(worktree: string, repo: ResolvedRepo, setti
   if (conftests.length === 0) return profile;
   const target = await openPytestSandbox(provider, { worktree });
   try {
-    const missing = new Set(await findUnimportableModules(target, profile, [...new Set(conftests.flatMap((conftest) => conftest.imports))]));
-    return ignoreConftestDirs(profile, conftests, new Map(conftests.map((conftest) => [conftest.file, conftest.imports.filter((name) => missing.has(name))])));
+    let missing = await findUnimportableModules(target, profile, [...new Set(conftests.flatMap((conftest) => conftest.imports))]);
+    if (missing.length > 0 && profile.install.length > 0) {
+      // What the install steps make importable (a package imported under another name than its directory's, a built extension) is asked after them, as the tests run.
+      await runInstallSteps(target, profile);
+      missing = await findUnimportableModules(target, profile, missing);
+    }
+    return ignoreConftestDirs(profile, conftests, new Map(conftests.map((conftest) => [conftest.file, conftest.imports.filter((name) => missing.includes(name))])));
   } finally {
     await target.close();
   }
