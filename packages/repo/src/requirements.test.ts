@@ -310,6 +310,9 @@ if __name__ == "__main__":
     expect(debian.get('pyyaml')).toBe('python3-yaml');
     expect(debian.get('pytest-cov')).toBe('python3-pytest-cov');
     expect(debian.get('beautifulsoup4')).toBe('python3-bs4');
+    // Packages not named python3-* ship modules on python3's path too (mkdocs/mkdocs' `ghp-import` was named as one Debian lacks).
+    expect(debian.get('ghp-import')).toBe('ghp-import');
+    expect(debian.get('cython')).toBe('cython3');
   });
 });
 

@@ -109,13 +109,17 @@ function toxTestSections(ini: ReadonlyMap<string, ReadonlyMap<string, string>>):
   return ['testenv', ...[...ini.keys()].filter((section) => section.startsWith('testenv:') && runsPytest(section))];
 }
 
-/** dh-python's map: normalized distribution name → Debian package (python3-* only). Empty when dh-python is not installed. */
+/**
+ * dh-python's map: normalized distribution name → the Debian package that ships it, whatever
+ * the package is named (`python3-yaml`, and also `ghp-import`, `mkdocs`, `cython3`, whose
+ * modules are on Debian's python3 path as well). Empty when dh-python is not installed.
+ */
 export async function readDebianMap(path = DH_PYTHON_MAP): Promise<Map<string, string>> {
   const text = await readFile(path, 'utf8').catch(() => '');
   const map = new Map<string, string>();
   for (const line of text.split('\n')) {
     const [name, deb] = line.trim().split(/\s+/);
-    if (name && deb?.startsWith('python3-')) map.set(normalizeDistribution(name), deb);
+    if (name && deb) map.set(normalizeDistribution(name), deb);
   }
   return map;
 }
