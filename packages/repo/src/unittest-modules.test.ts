@@ -20,6 +20,19 @@ describe('findUnittestModules', () => {
     expect(findUnittestModules(sources, collected)).toEqual(['tests/fields.py', 'tests/models.py']);
   });
 
+  it("leaves out modules in a directory below the top one that is no package, which unittest's discovery does not enter (PyCQA/flake8-bugbear's sample inputs)", () => {
+    const sample = 'import unittest\n\n\nclass SomeTestCase(unittest.TestCase):\n    def test_something(self):\n        a\n';
+    const sources = new Map([
+      ['tests/__init__.py', ''],
+      ['tests/test_bugbear.py', 'def test_x():\n    pass\n'],
+      ['tests/eval_files/b908.py', sample],
+      ['tests/unit/__init__.py', ''],
+      ['tests/unit/cases.py', sample],
+      ['tests/top.py', sample],
+    ]);
+    expect(findUnittestModules(sources, collected)).toEqual(['tests/top.py', 'tests/unit/cases.py']);
+  });
+
   it("leaves out a pytest suite's base-class modules, which the collected modules import", () => {
     for (const importLine of ['from .mixins import SharedCases', 'from tests.mixins import SharedCases', 'import tests.mixins', 'from . import helpers, mixins', 'import mixins', 'import os, tests.mixins', 'import os as o, mixins', 'from . import (\n    helpers,\n    mixins,\n)']) {
       const sources = new Map([

@@ -16,10 +16,11 @@ function escapeRegExp(text: string): string {
  * files (`sources`, path → text) that `collected` (pytest's `python_files`) leaves out, that
  * define a `unittest.TestCase` subclass (through any chain of the suite's own base classes)
  * with `test*` methods, and that no collected module or conftest imports (there they are a
- * pytest suite's base classes, whose tests run through the modules that subclass them). peewee's
- * `tests/models.py`, run by its `runtests.py` with unittest, is one. Named on pytest's command
- * line, such a module is collected whatever its name. Read from the text (class statements,
- * imports), without running anything.
+ * pytest suite's base classes, whose tests run through the modules that subclass them), in a
+ * directory unittest's discovery enters (the top one, or a package). peewee's `tests/models.py`,
+ * run by its `runtests.py` with unittest, is one. Named on pytest's command line, such a module
+ * is collected whatever its name. Read from the text (class statements, imports), without
+ * running anything.
  */
 export function findUnittestModules(sources: ReadonlyMap<string, string>, collected: (file: string) => boolean): string[] {
   const classes = [...sources].flatMap(([file, text]) =>
@@ -35,8 +36,16 @@ export function findUnittestModules(sources: ReadonlyMap<string, string>, collec
       }
     }
   }
+  // unittest's discovery imports modules from its start directory and the packages below it
+  // only: a directory without `__init__.py` below the top one holds data, such as a linter's
+  // sample inputs (PyCQA/flake8-bugbear's `tests/eval_files/b908.py`, a TestCase it checks).
+  const discoverable = (file: string): boolean => {
+    const dir = file.slice(0, Math.max(file.lastIndexOf('/'), 0));
+    return !dir.includes('/') || sources.has(`${dir}/__init__.py`);
+  };
   const defining = [...sources].filter(
-    ([file, text]) => !collected(file) && !NO_TESTS.has(file.slice(file.lastIndexOf('/') + 1)) && TEST_METHOD.test(text) && classes.some((entry) => entry.file === file && cases.has(entry.name)),
+    ([file, text]) =>
+      !collected(file) && discoverable(file) && !NO_TESTS.has(file.slice(file.lastIndexOf('/') + 1)) && TEST_METHOD.test(text) && classes.some((entry) => entry.file === file && cases.has(entry.name)),
   );
   // The collected modules and the conftests pytest loads: what they import is a pytest suite's helper.
   const collectedTexts = [...sources].filter(([file]) => collected(file) || file.slice(file.lastIndexOf('/') + 1) === 'conftest.py').map(([, text]) => text);
