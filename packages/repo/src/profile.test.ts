@@ -397,6 +397,8 @@ describe('detectProfile', () => {
       expect((await detectProfile(repo)).provenance['project']).toMatch(/^libs\/core: .*before the root \(1\), libs\/cli \(1\)/);
       put('tests/test_more.py');
       put('tests/test_most.py');
+      // A directory whose pyproject.toml only declares dependencies (feedparser's requirements/docs) is no project of the workspace.
+      put('requirements/docs/pyproject.toml', '[tool.poetry]\npackage-mode = false\n');
       const root = await detectProfile(repo);
       expect(root.provenance['project']).toBeUndefined();
       expect(root.env['PYTHONPATH']).toBe('libs/cli:libs/core/src');

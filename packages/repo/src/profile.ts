@@ -70,15 +70,22 @@ const TEST_DIR = /^(?:tests?|testing)$/;
 /** Test modules by pytest's default names, for telling which project holds a repo's tests. */
 const TEST_MODULE = /(?:^|\/)(?:test_[^/]*|[^/]*_test|tests?)\.py$/;
 
-/** The directories of a repo's nested Python projects (not the root, not test data or inside tests), deepest first. */
+/**
+ * The directories of a repo's nested Python projects (not the root, not test data or inside
+ * tests), deepest first. A project holds Python code: a directory with a project file alone
+ * declares dependencies only (kurtmckee/feedparser's `requirements/docs/pyproject.toml`, a
+ * Poetry project with `package-mode = false`).
+ */
 function nestedProjectDirs(files: readonly string[]): string[] {
   const dirs = new Set<string>();
   const packageDirs = packageDirsOf(files);
+  // Every directory with a Python file at or below it.
+  const withCode = new Set(files.filter((file) => file.endsWith('.py')).flatMap((file) => file.split('/').slice(0, -1).map((_, index, parts) => parts.slice(0, index + 1).join('/'))));
   for (const file of files) {
     const slash = file.lastIndexOf('/');
     if (slash < 0 || !PROJECT_FILES.has(file.slice(slash + 1))) continue;
     const dir = file.slice(0, slash);
-    if (!isSkippedDir(dir, (each) => packageDirs.has(each)) && !dir.split('/').some((part) => TEST_DATA_DIR.test(part) || TEST_DIR.test(part))) dirs.add(dir);
+    if (withCode.has(dir) && !isSkippedDir(dir, (each) => packageDirs.has(each)) && !dir.split('/').some((part) => TEST_DATA_DIR.test(part) || TEST_DIR.test(part))) dirs.add(dir);
   }
   return [...dirs].sort((a, b) => b.split('/').length - a.split('/').length || a.localeCompare(b));
 }
