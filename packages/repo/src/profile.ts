@@ -708,6 +708,7 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
     // testArgs of the user's own may give the native config's settings as `-o` overrides.
     ...(settings?.requiresPytest && !override.testArgs ? { requiresPytest: { version: settings.requiresPytest, from: settings.source } } : {}),
     ...(requiredVersions.length > 0 ? { requiredVersions } : {}),
+    ...(declared !== null && declared.unpackaged.length > 0 ? { unpackaged: declared.unpackaged } : {}),
   };
   Object.assign(provenance, overrideFrom);
   return profile;

@@ -326,6 +326,7 @@ describe('deriveProfile with declared dependencies', () => {
     expect(profile.provenance['aptPackages']).toBe(
       "declared dependencies (pyproject.toml [project.optional-dependencies] tests) by dh-python's map; not packaged in Debian: pytest-lazy-fixtures + python3-pytest",
     );
+    expect(profile.unpackaged).toEqual(['pytest-lazy-fixtures']);
   });
 
   it("keeps a Debian source's Build-Depends instead, and says when dh-python's map is missing", () => {

@@ -107,4 +107,6 @@ export interface Profile {
    * (absent: none declared): `envgen env` and `inject` warn where the machine's are older.
    */
   requiredVersions?: RequiredVersion[];
+  /** The distributions the project declares that Debian does not package (normalized names; absent: none). */
+  unpackaged?: string[];
 }

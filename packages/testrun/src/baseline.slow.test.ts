@@ -301,6 +301,10 @@ describe('buildBaseline in the local sandbox', () => {
         code: 'test-run-failed',
         message: expect.stringMatching(/the conftest \S+tests\/conftest\.py imports not_installed_anywhere when it starts, and no not_installed_anywhere is installed where the tests run: install it there/),
       });
+      // Declared by the project and not in Debian (pyinvoke/invoke's pytest_relaxed): no Debian package to point at.
+      await expect(buildBaseline({ worktree: tree, commit: 'e'.repeat(40), profile: { ...fixtureProfile(), unpackaged: ['not-installed-anywhere'] }, sandboxProvider: provider, home })).rejects.toMatchObject({
+        message: expect.stringMatching(/no not_installed_anywhere is installed where the tests run: the project declares not-installed-anywhere, which Debian does not package: install it there by other means/),
+      });
     } finally {
       await rm(tree, { recursive: true, force: true });
     }

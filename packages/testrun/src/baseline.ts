@@ -8,7 +8,7 @@ import { EnvgenError, describeError, hashValue, silentLogger } from '@envgen/cor
 import type { Logger } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
-import { profileHash } from '@envgen/repo';
+import { normalizeDistribution, profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { entityKey, mapCoverage } from './coverage-map.js';
@@ -177,14 +177,17 @@ const CONFTEST_FAILED = /ImportError while loading conftest '([^']+)'/;
 
 /**
  * The module pytest's start needed and no path held (the last one the output names, the cause
- * of the others), and the conftest that imported it, where the output names one; none where it
+ * of the others), the conftest that imported it, where the output names one, and the distribution
+ * the project declares for it that Debian does not package, if any; none where it
  * is one of the project's own modules (then the profile's import path is wrong, not the machine).
  */
-function missingModule(output: string, profile: Profile): { module: string; conftest?: string } | undefined {
+function missingModule(output: string, profile: Profile): { module: string; conftest?: string; unpackaged?: string } | undefined {
   const module = [...output.matchAll(NO_MODULE)].at(-1)?.[1];
   if (module === undefined || topLevelModules(profile.sourceFiles).has(module.split('.')[0] ?? '')) return undefined;
   const conftest = CONFTEST_FAILED.exec(output)?.[1];
-  return conftest === undefined ? { module } : { module, conftest };
+  // A distribution the project declares that Debian lacks, named as the module is (`pytest_relaxed` → pytest-relaxed).
+  const unpackaged = [module, module.split('.')[0] ?? ''].map(normalizeDistribution).find((name) => profile.unpackaged?.includes(name));
+  return { module, ...(conftest === undefined ? {} : { conftest }), ...(unpackaged === undefined ? {} : { unpackaged }) };
 }
 
 /**
@@ -228,7 +231,11 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
             : unknown.length > 0
               ? `pytest does not know ${unknown.join(' ')}, which the profile gives it as the project does: the option of a plugin that is not installed where the tests run. Install the profile's Debian packages there (${plugins.length > 0 ? plugins.join(' ') : profile.aptPackages.join(' ')}), or give testArgs of your own (the config's profiles.<owner/name>.testArgs)`
               : absent !== undefined
-                ? `${absent.conftest === undefined ? 'pytest' : `the conftest ${absent.conftest}`} imports ${absent.module} when it starts, and no ${absent.module} is installed where the tests run: install it there (the Debian package \`envgen env\` lists on its \`missing\` row, where the project declares it and Debian has one), or give the profile a python that has it (the config's profiles.<owner/name>.python)`
+                ? `${absent.conftest === undefined ? 'pytest' : `the conftest ${absent.conftest}`} imports ${absent.module} when it starts, and no ${absent.module} is installed where the tests run: ${
+                    absent.unpackaged === undefined
+                      ? "install it there (the Debian package `envgen env` lists on its `missing` row, where the project declares it and Debian has one), or give the profile a python that has it (the config's profiles.<owner/name>.python)"
+                      : `the project declares ${absent.unpackaged}, which Debian does not package: install it there by other means, or give the profile a python that has it (the config's profiles.<owner/name>.python)`
+                  }`
                 : 'check the profile (python, env, testArgs, aptPackages) against the output';
   throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
 }
