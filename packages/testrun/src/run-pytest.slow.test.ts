@@ -220,7 +220,8 @@ describe('runPytest in the local sandbox', () => {
       '    assert len(RUNS) == 2',
       '',
     ].join('\n');
-    const run = await runFixture({ 'tests/test_plugins.py': tests });
+    // The `flaky` plugin (python3-flaky, which a sweep may have installed) claims the same marker and refuses `reruns`: not this test's plugin.
+    const run = await runFixture({ 'tests/test_plugins.py': tests }, fixtureProfile({ testArgs: ['-p', 'no:flaky', 'tests'] }));
     expect(run.results['tests/test_plugins.py::test_no_thread']).toMatchObject({ outcome: 'passed' });
     expect(run.results['tests/test_plugins.py::test_passes_on_its_second_run']).toMatchObject({ outcome: 'passed' });
   });
