@@ -96,6 +96,14 @@ const DOCTESTED_LIB = LIB.replace('def clamp(x, lo, hi):\n', 'def clamp(x, lo, h
   .replace('    def width(self):\n', '    def width(self):\n        """hi - lo.\n\n        >>> Interval(2, 7).width()\n        5\n        """\n')
   .replace('    def contains(self, x):\n', '    def contains(self, x):\n        """lo <= x <= hi.\n\n        >>> Interval(2, 7).contains(3), Interval(2, 7).contains(9)\n        (True, False)\n        """\n');
 
+/** A package whose docstrings' examples pytest runs (`--doctest-modules`), with a conftest.py at the root. */
+const DOCTESTED_ROOT_CONFTEST = {
+  'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
+  'conftest.py': 'collect_ignore = ["setup.py"]\n',
+  'setup.py': 'from setuptools import setup\n\nsetup(name="ivl", packages=["ivl"])\n',
+  'ivl/__init__.py': DOCTESTED_LIB,
+};
+
 export interface Shape {
   /** What kind of project this stands for. */
   about: string;
@@ -1482,13 +1490,7 @@ def test_bad_value():
     about: "--doctest-modules with examples in the package's docstrings and a conftest.py at the root (jaraco.functools): the weakening deselects a failing docstring's examples in that conftest",
     failingSomewhere: 'ivl/__init__.py::ivl.',
     mustHold: ['ivl/__init__.py::ivl.clamp', 'ivl/__init__.py::ivl.Interval.width'],
-    files: {
-      'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
-      'conftest.py': 'collect_ignore = ["setup.py"]\n',
-      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl", packages=["ivl"])\n',
-      'ivl/__init__.py': DOCTESTED_LIB,
-      'test/test_ivl.py': LIB_TESTS,
-    },
+    files: { ...DOCTESTED_ROOT_CONFTEST, 'test/test_ivl.py': LIB_TESTS },
   },
   'doctest-modules-no-conftest': {
     about: "--doctest-modules with examples in the package's docstrings and no conftest.py (python-ordered-set, python-tabulate): the weakening deselects a failing docstring's examples through a plugin a test module names",
@@ -1504,12 +1506,7 @@ def test_bad_value():
     about: "--doctest-modules with the docstrings' examples its only tests and a conftest.py at the root (jaraco.itertools): the suite is those examples, and the weakening deselects a failing one in that conftest",
     failingSomewhere: 'ivl/__init__.py::ivl.',
     mustHold: ['ivl/__init__.py::ivl.clamp', 'ivl/__init__.py::ivl.Interval.width'],
-    files: {
-      'pytest.ini': '[pytest]\naddopts = --doctest-modules\n',
-      'conftest.py': 'collect_ignore = ["setup.py"]\n',
-      'setup.py': 'from setuptools import setup\n\nsetup(name="ivl", packages=["ivl"])\n',
-      'ivl/__init__.py': DOCTESTED_LIB,
-    },
+    files: DOCTESTED_ROOT_CONFTEST,
   },
   'nested-conftest-missing-module': {
     about: "a directory of functional tests whose conftest.py imports a plugin the machine lacks (thefuck's tests/functional and pytest-docker-pexpect), which stops pytest's whole collection: envgen leaves that directory out, as plain pytest must be told to",

@@ -92,7 +92,7 @@ export async function resolveProfile(worktree: string, repo: ResolvedRepo, setti
       await runInstallSteps(target, profile);
       missing = await findUnimportableModules(target, profile, missing);
     }
-    return ignoreConftestDirs(profile, conftests, new Map(conftests.map((conftest) => [conftest.file, conftest.imports.filter((name) => missing.includes(name))])));
+    return ignoreConftestDirs(profile, conftests, new Set(missing));
   } finally {
     await target.close();
   }

@@ -53,15 +53,17 @@ export async function findNestedConftests(worktree: string, profile: Pick<Profil
 
 /**
  * The profile with each directory whose conftest.py imports a module the tests' python cannot
- * find (`missing`: conftest path → module names) left out by `--ignore`, as a user whose machine
- * lacks it would run the rest; the provenance says which and why. Directories the test
- * arguments leave out already are left as they are.
+ * find (`missing`: top-level module names) left out by `--ignore`, as a user whose machine lacks
+ * it would run the rest; the provenance says which and why. Directories the test arguments
+ * leave out already are left as they are.
  */
-export function ignoreConftestDirs(profile: Profile, conftests: readonly NestedConftest[], missing: ReadonlyMap<string, readonly string[]>): Profile {
-  const ignored = conftests.filter((conftest) => (missing.get(conftest.file)?.length ?? 0) > 0 && !profile.testArgs.some((arg) => arg === `--ignore=${conftest.dir}` || arg === `--ignore=${conftest.dir}/`));
+export function ignoreConftestDirs(profile: Profile, conftests: readonly NestedConftest[], missing: ReadonlySet<string>): Profile {
+  const ignored = conftests
+    .map((conftest) => ({ ...conftest, lacking: conftest.imports.filter((name) => missing.has(name)) }))
+    .filter((conftest) => conftest.lacking.length > 0 && !profile.testArgs.some((arg) => arg === `--ignore=${conftest.dir}` || arg === `--ignore=${conftest.dir}/`));
   if (ignored.length === 0) return profile;
   const testArgs = [...profile.testArgs, ...ignored.map((conftest) => `--ignore=${conftest.dir}`)];
-  const why = ignored.map((conftest) => `${conftest.dir} (its conftest.py imports ${(missing.get(conftest.file) ?? []).join(', ')}, which the tests' python cannot import: install it to run the tests there)`).join('; ');
+  const why = ignored.map((conftest) => `${conftest.dir} (its conftest.py imports ${conftest.lacking.join(', ')}, which the tests' python cannot import: install it to run the tests there)`).join('; ');
   const before = profile.provenance['testArgs'];
   return { ...profile, testArgs, provenance: { ...profile.provenance, testArgs: `${before === undefined ? '' : `${before}; `}--ignore ${why}; pytest would otherwise stop the whole collection at that conftest` } };
 }

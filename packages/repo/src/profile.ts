@@ -517,15 +517,15 @@ export function deriveProfile(tree: TreeListing, options: DetectProfileOptions =
   // A project whose only tests are its docstrings' examples (jaraco's skeleton: `addopts=--doctest-modules`, no test file).
   const doctestOnly = modules.length === 0 && settings?.addopts.includes('--doctest-modules') === true && sourceFiles.length > 0;
   // Its failing doctests are deselected from a conftest.py at or above each source module.
-  const conftests = testFiles.filter((file) => basenameOf(file) === 'conftest.py').map((file) => file.slice(0, -'conftest.py'.length));
-  const deselectable = doctestOnly && sourceFiles.every((file) => conftests.some((dir) => file.startsWith(dir)));
-  if (deselectable) provenance['doctestsOnly'] = `addopts in ${settings?.source ?? ''} give --doctest-modules and no test module exists: the suite is the docstrings' examples, and a bug's failing ones are deselected from ${conftests.map((dir) => inRepo(`${dir}conftest.py`)).join(', ')}`;
+  const conftestDirs = testFiles.filter((file) => basenameOf(file) === 'conftest.py').map((file) => file.slice(0, -'conftest.py'.length));
+  const deselectable = doctestOnly && sourceFiles.every((file) => conftestDirs.some((dir) => file.startsWith(dir)));
+  if (deselectable) provenance['doctestsOnly'] = `addopts in ${settings?.source ?? ''} give --doctest-modules and no test module exists: the suite is the docstrings' examples, and a bug's failing ones are deselected from ${conftestDirs.map((dir) => inRepo(`${dir}conftest.py`)).join(', ')}`;
   else if (modules.length === 0) {
     throw new EnvgenError(
       'no-python-tests',
       `No Python test files found${project === undefined ? '' : ` in ${project.dir}`}: looked for ${testGlobs.join(', ')} (skipping VCS, cache, virtualenv and build dirs and top-level docs/examples). ` +
         (doctestOnly
-          ? `Its only tests are doctests: addopts in ${settings?.source ?? ''} give --doctest-modules, which runs the examples in the docstrings of its ${sourceFiles.length} source module(s). envgen needs test files: a bundle's test_weaken.diff edits only test files the tree holds (it deselects a failing doctest from a conftest.py at or above its module, or from a test module), and no conftest.py is at or above ${sourceFiles.filter((file) => !conftests.some((dir) => file.startsWith(dir))).length} of those modules, so no bug there could be hidden from the weakened suite. `
+          ? `Its only tests are doctests: addopts in ${settings?.source ?? ''} give --doctest-modules, which runs the examples in the docstrings of its ${sourceFiles.length} source module(s). envgen needs test files: a bundle's test_weaken.diff edits only test files the tree holds (it deselects a failing doctest from a conftest.py at or above its module, or from a test module), and no conftest.py is at or above ${sourceFiles.filter((file) => !conftestDirs.some((dir) => file.startsWith(dir))).length} of those modules, so no bug there could be hidden from the weakened suite. `
           : '') +
         'If the tests live elsewhere, add a profile file configs/profiles/<owner>__<name>.json with "testGlobs" and "testArgs" (see configs/profiles/README.md).',
     );

@@ -34,6 +34,12 @@ export function normalizeDistribution(name: string): string {
   return name.toLowerCase().replace(/[-_.]+/g, '-');
 }
 
+/** A requirement line without its comment, as its specification and its environment marker (`pyte>=0.8; python_version>"2.7"`). */
+function splitRequirement(line: string): { spec: string; marker: string | undefined } {
+  const [spec = '', marker] = line.replace(/(^|\s)#.*$/, '').split(';', 2);
+  return { spec: spec.trim(), marker: marker?.trim() };
+}
+
 /** The distribution a requirement line names (`foo[bar]>=1; python_version>"3"` → `foo`), or null for options, paths and URLs. */
 export function requirementName(line: string): string | null {
   const trimmed = line.replace(/(^|\s)#.*$/, '').trim();
@@ -58,9 +64,8 @@ export function highestMinimums(minimums: Iterable<RequiredVersion>): RequiredVe
  * marker may leave the requirement out (one that does not hold in `environment`, or cannot be told).
  */
 export function requirementMinimum(line: string, environment?: MarkerEnvironment): string | null {
-  const [spec = '', marker] = line.replace(/(^|\s)#.*$/, '').split(';', 2);
+  const { spec: trimmed, marker } = splitRequirement(line);
   if (marker !== undefined && (environment === undefined || markerHolds(marker, environment) !== true)) return null;
-  const trimmed = spec.trim();
   const bound = /(?:>=|~=|>)\s*v?([0-9][0-9A-Za-z.+!-]*)/.exec(trimmed)?.[1];
   return bound === undefined ? null : bound.replace(/\.?(a|b|rc|alpha|beta|c|pre|preview|dev)(?=\d*$|\d*\.)/, '~$1');
 }
@@ -79,10 +84,9 @@ function splitExtraKey(key: string): { extra: string; marker: string | null } {
 function withMarker(lines: readonly string[], marker: string | null): string[] {
   if (marker === null || marker === '') return [...lines];
   return lines.map((line) => {
-    const requirement = line.replace(/(^|\s)#.*$/, '').trim();
-    if (requirementName(requirement) === null) return line;
-    const [spec = '', own] = requirement.split(';', 2);
-    return own === undefined ? `${spec.trim()}; ${marker}` : `${spec.trim()}; (${own.trim()}) and (${marker})`;
+    if (requirementName(line) === null) return line;
+    const { spec, marker: own } = splitRequirement(line);
+    return own === undefined ? `${spec}; ${marker}` : `${spec}; (${own}) and (${marker})`;
   });
 }
 
@@ -243,7 +247,7 @@ export async function readDeclaredDependencies(
       const name = requirementName(line);
       if (name === null) continue;
       // A requirement for other platforms or Pythons (`pywin32; sys_platform == "win32"`, `importlib-metadata; python_version < "3.8"`) is none here.
-      const marker = line.replace(/(^|\s)#.*$/, '').split(';', 2)[1];
+      const { marker } = splitRequirement(line);
       if (marker !== undefined && environment !== undefined && markerHolds(marker, environment) === false) continue;
       const normalized = normalizeDistribution(name);
       names.add(normalized);
