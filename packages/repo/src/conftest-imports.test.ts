@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findNestedConftests, ignoreConftestDirs, moduleLevelImports } from './conftest-imports.js';
+import { findNestedConftests, ignoreConftestDirs } from './conftest-imports.js';
 import { deriveProfile } from './profile.js';
 
 const scratch = await mkdtemp(join(tmpdir(), 'envgen-conftests-'));
@@ -16,28 +16,6 @@ async function tree(name: string, files: Record<string, string>): Promise<string
   }
   return root;
 }
-
-describe('moduleLevelImports', () => {
-  it('names the top-level modules of module-level imports, not guarded, relative or __future__ ones', () => {
-    const text = [
-      'from __future__ import annotations',
-      'import os, sys as system',
-      'import pytest_docker_pexpect.docker',
-      'from pexpect import (',
-      '    spawn,',
-      ')',
-      'from . import helpers',
-      'from .utils import x',
-      'try:',
-      '    import yaml',
-      'except ImportError:',
-      '    yaml = None',
-      'def f():',
-      '    import requests',
-    ].join('\n');
-    expect(moduleLevelImports(text)).toEqual(['os', 'pexpect', 'pytest_docker_pexpect', 'sys']);
-  });
-});
 
 describe('findNestedConftests', () => {
   it("lists conftests of a part of the suite with the imports the tree does not hold, not the root's or the whole suite's (thefuck's tests/functional)", async () => {

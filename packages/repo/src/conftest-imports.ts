@@ -1,9 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { moduleLevelImports } from './python-imports.js';
 import type { Profile } from './types.js';
-
-/** A module-level import statement (at column 0, so neither guarded by `try` nor under `if`): the dotted module it names. */
-const IMPORT_STATEMENT = /^(?:import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+(?:[ \t]+as[ \t]+\w+)?)*)|from[ \t]+([\w.]+)[ \t]+import\b)/gm;
 
 /** A conftest.py below the suite's root that only part of the test modules sit under, and the modules it imports when pytest loads it. */
 export interface NestedConftest {
@@ -13,19 +11,6 @@ export interface NestedConftest {
   dir: string;
   /** Top-level names of the modules it imports at module level that are not the tree's own. */
   imports: string[];
-}
-
-/** The top-level module names a Python text imports at module level (`__future__` and relative imports left out). */
-export function moduleLevelImports(text: string): string[] {
-  const names = new Set<string>();
-  for (const match of text.matchAll(IMPORT_STATEMENT)) {
-    const modules = match[1] !== undefined ? match[1].split(',').map((part) => part.trim().split(/\s+/)[0] ?? '') : [match[2] ?? ''];
-    for (const module of modules) {
-      const top = module.split('.')[0] ?? '';
-      if (top !== '' && top !== '__future__') names.add(top);
-    }
-  }
-  return [...names].sort();
 }
 
 /**

@@ -27,7 +27,7 @@ export { detectProfile, deriveProfile, profileHash, isSkippedDir, DEFAULT_PYTHON
 export type { DetectProfileOptions, TreeListing } from './profile.js';
 export { loadProfileOverrides, validateProfileOverrides, shippedProfilesDir } from './profile-overrides.js';
 export type { ProfileOverride, ProfileOverrideValues, LoadProfileOverridesOptions } from './profile-overrides.js';
-export { findNestedConftests, ignoreConftestDirs, moduleLevelImports } from './conftest-imports.js';
+export { findNestedConftests, ignoreConftestDirs } from './conftest-imports.js';
 export type { NestedConftest } from './conftest-imports.js';
 export { readPytestSettings, filterAddopts, olderVersion, quoteShellWord } from './pytest-config.js';
 export type { PytestSettings, ConfigFile } from './pytest-config.js';

@@ -11,6 +11,7 @@ import { findDjangoSettings, isDjangoSettings, mayNameDjangoSettings } from './d
 import { mayNameTestPaths, readRunner } from './runner-paths.js';
 import type { RunnerOptions, RunnerTestPaths } from './runner-paths.js';
 import { moduleFile } from './module-file.js';
+import { importedNames } from './python-imports.js';
 import { findUnittestModules } from './unittest-modules.js';
 import { readMarkerEnvironment } from './markers.js';
 import { highestMinimums, readDebianMap, readDeclaredDependencies, readDistributionName } from './requirements.js';
@@ -382,20 +383,6 @@ function testGlobsOf(settings: PytestSettings | null, override: ProfileOverrideV
  * and `python_classes`: `test*` functions and methods, `Test*` classes, TestCase subclasses.
  */
 const DEFINES_TESTS = /^[ \t]*(?:async[ \t]+)?def[ \t]+test|^[ \t]*class[ \t]+Test|\bTestCase\b/m;
-
-/**
- * The module names the import statements of a Python text name, each dotted part and each
- * name imported from a module (`from .util import square` → util, square; `import a.b as c` → a, b;
- * a parenthesized `from . import (a, b)` over several lines → a, b).
- */
-function importedNames(text: string): Set<string> {
-  const names = new Set<string>();
-  for (const [, from, imported] of text.matchAll(/^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)?|[^\n#]*)/gm)) {
-    const words = `${from ?? ''} ${(imported ?? '').replace(/#[^\n]*/g, '')}`.split(/[\s.,()]+/);
-    for (const word of words) if (/^[A-Za-z_]\w*$/.test(word) && word !== 'as') names.add(word);
-  }
-  return names;
-}
 
 /**
  * The entries of `python_files` (the config's, or pytest's default) that match the project's

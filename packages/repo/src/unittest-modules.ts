@@ -1,3 +1,5 @@
+import { importedNames } from './python-imports.js';
+
 /** A class statement's name and bases: `class Name(Base, mixins.Other):`. */
 const CLASS_STATEMENT = /^[ \t]*class\s+(\w+)\s*\(([^)]*)\)\s*:/gm;
 /** A test method: indented, so a class's. */
@@ -6,10 +8,6 @@ const TEST_METHOD = /^[ \t]+(?:async\s+)?def\s+test\w*\s*\(/m;
 const UNITTEST_CASES = ['TestCase', 'IsolatedAsyncioTestCase'];
 /** Modules no runner collects tests from: a package's own and its entry point, pytest's conftest. */
 const NO_TESTS = new Set(['__init__.py', '__main__.py', 'conftest.py']);
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /**
  * The modules of a unittest suite that pytest would not collect from their directory: test
@@ -47,19 +45,11 @@ export function findUnittestModules(sources: ReadonlyMap<string, string>, collec
     ([file, text]) =>
       !collected(file) && discoverable(file) && !NO_TESTS.has(file.slice(file.lastIndexOf('/') + 1)) && TEST_METHOD.test(text) && classes.some((entry) => entry.file === file && cases.has(entry.name)),
   );
-  // The collected modules and the conftests pytest loads: what they import is a pytest suite's helper.
-  const collectedTexts = [...sources].filter(([file]) => collected(file) || file.slice(file.lastIndexOf('/') + 1) === 'conftest.py').map(([, text]) => text);
+  // The collected modules and the conftests pytest loads: what they import (`from pkg.stem
+  // import`, `import a, pkg.stem`, `from pkg import (a, stem)`) is a pytest suite's helper.
+  const imported = new Set([...sources].filter(([file]) => collected(file) || file.slice(file.lastIndexOf('/') + 1) === 'conftest.py').flatMap(([, text]) => [...importedNames(text)]));
   return defining
-    .filter(([file]) => {
-      const stem = escapeRegExp(file.slice(file.lastIndexOf('/') + 1, -'.py'.length));
-      // `from pkg.stem import`, `import a, pkg.stem`, `from pkg import a, stem` and its
-      // parenthesized form over several lines.
-      const imports = new RegExp(
-        `^[ \\t]*(?:from\\s+[\\w.]*\\b${stem}\\s+import\\b|import[ \\t]+(?:[\\w.]+(?:[ \\t]+as[ \\t]+\\w+)?[ \\t]*,[ \\t]*)*(?:[\\w.]+\\.)?${stem}\\b|from\\s+[\\w.]+\\s+import\\s+(?:\\([^)]*|[^\\n]*)\\b${stem}\\b)`,
-        'm',
-      );
-      return !collectedTexts.some((text) => imports.test(text));
-    })
+    .filter(([file]) => !imported.has(file.slice(file.lastIndexOf('/') + 1, -'.py'.length)))
     .map(([file]) => file)
     .sort();
 }
