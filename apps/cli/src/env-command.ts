@@ -201,7 +201,7 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
     onProgress: (step) => progress.phase(step.message),
   });
   const { owner, name, commit } = checkout.repo;
-  if (stablePassing(baseline).length === 0) throw unusableRepo(checkout.repo, baseline, settings);
+  if (stablePassing(baseline).length === 0) throw unusableRepo(checkout.repo, profile, baseline, settings);
   const coverage = countCoverage(baseline);
   if (ranNoCode({ coveredFunctions: coverage.covered, allFunctions: coverage.total }, baseline.untraced ?? [])) {
     throw new EnvgenError(ERROR_CODES.noPythonTests, `${ranNoTreeCode(`${owner}/${name}`, coverage.total, baseline.importedElsewhere ?? [])}. \`envgen env\` with the same --repo shows the profile and each test's outcome.`);
@@ -210,10 +210,10 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
 }
 
 /** Why no bug can be proved in a repo none of whose tests passed (stably) on its clean tree, and where to look. */
-function unusableRepo(repo: ResolvedRepo, baseline: Baseline, settings: Settings): EnvgenError {
+function unusableRepo(repo: ResolvedRepo, profile: Profile, baseline: Baseline, settings: Settings): EnvgenError {
   const [first] = baseline.collectionErrors;
   const message = first?.message.split('\n')[0] ?? '';
-  const collection = first === undefined ? '' : ` (${baseline.collectionErrors.length} test file(s) did not collect; ${first.nodeid}: ${message}${machineCause(message, installCommand(settings.sandbox))})`;
+  const collection = first === undefined ? '' : ` (${baseline.collectionErrors.length} test file(s) did not collect; ${first.nodeid}: ${message}${machineCause(message, installCommand(settings.sandbox), profile.unpackaged ?? [])})`;
   const notes = repo.notes.map((note) => `; ${note}`).join('');
   return new EnvgenError(
     ERROR_CODES.noPythonTests,

@@ -29,6 +29,19 @@ describe("envgen env's report", () => {
     expect(text).toContain('2 × locale.Error: unsupported locale setting (tests/test_x.py::test_a, …): a locale this machine has not generated: apt-get install -y locales-all');
   });
 
+  it('says which declared distribution Debian does not package for the test files it stops, one row for them all (python/importlib_resources: jaraco.test)', () => {
+    const message = "ModuleNotFoundError: No module named 'jaraco'";
+    const collectionErrors = ['test_files.py', 'test_open.py', 'util.py'].map((file) => ({ nodeid: `importlib_resources/tests/${file}`, message: `${message}\nmore` }));
+    const shown = report({ passed: 2 }, { collectionErrors });
+    shown.profile.unpackaged = ['jaraco-test', 'pytest-mypy'];
+    const text = formatEnvReport(shown);
+    expect(text).toContain(
+      "collection  3 test files (importlib_resources/tests/test_files.py, …): ModuleNotFoundError: No module named 'jaraco': the project declares jaraco-test, which Debian does not package: install it where the tests run by other means",
+    );
+    expect(text.match(/ {2}collection /g)).toHaveLength(1);
+    expect(verdict(shown)).toBe("envgen can run org/proj's tests safely in the local sandbox, but 3 test file(s) did not collect (the `collection` rows say why): their tests are in no instance");
+  });
+
   it("says why tests that read the project's own git repository fail (gitpython-developers/GitPython's rorepo)", () => {
     const failing = [{ reason: 'git.exc.InvalidGitRepositoryError: /tmp/repo', count: 615, example: 'test/test_commit.py::TestCommit::test_bake' }];
     const text = formatEnvReport(report({ passed: 103, error: 615 }, { failing }));

@@ -1,4 +1,4 @@
-import { quoteShellWord } from '@envgen/repo';
+import { distributionsProviding, quoteShellWord } from '@envgen/repo';
 import { describeOlder, installablePackages } from './host-packages.js';
 import type { ImportedElsewhere } from '@envgen/testrun';
 import type { EnvReport } from './env-command.js';
@@ -46,10 +46,15 @@ const MACHINE_CAUSES: ReadonlyArray<{ pattern: RegExp; fix: (install: string) =>
  * What the machine or envgen's environments lack for a test that failed, or a test file that did not collect, with
  * `message` (its exception line), and how to get it (`: a locale this machine has not
  * generated: apt-get install -y locales-all`), or '' when the message names no such cause.
+ * A module no path holds that a distribution the project declares provides, where Debian does
+ * not package it (`unpackaged`, the profile's), is said so: no `missing` row can name it.
  */
-export function machineCause(message: string, install: string): string {
+export function machineCause(message: string, install: string, unpackaged: readonly string[] = []): string {
   const cause = MACHINE_CAUSES.find(({ pattern }) => pattern.test(message));
-  return cause === undefined ? '' : `: ${cause.fix(install)}`;
+  if (cause !== undefined) return `: ${cause.fix(install)}`;
+  const module = /ModuleNotFoundError: No module named '([^']+)'/.exec(message)?.[1];
+  const declared = module === undefined ? [] : distributionsProviding(module, unpackaged);
+  return declared.length === 0 ? '' : `: the project declares ${declared.join(', ')}, which Debian does not package: install it where the tests run by other means, or give the profile a python that has it (the config's profiles.<owner/name>.python)`;
 }
 
 /** How the packages a row names are installed where the tests run. */
@@ -58,13 +63,27 @@ export function installCommand(sandbox: string): string {
 }
 
 function failingRows(report: EnvReport, install: string): Array<[string, string]> {
+  const unpackaged = report.profile.unpackaged ?? [];
   const rows = report.failing.slice(0, FAILURE_GROUPS_SHOWN).map((group): [string, string] => {
     const example = group.count === 1 ? group.example : `${group.example}, …`;
-    return ['failing', `${group.count} × ${group.reason} (${example})${machineCause(group.reason, install)}`];
+    return ['failing', `${group.count} × ${group.reason} (${example})${machineCause(group.reason, install, unpackaged)}`];
   });
   const rest = report.failing.slice(FAILURE_GROUPS_SHOWN);
   if (rest.length > 0) rows.push(['', `${rest.reduce((sum, group) => sum + group.count, 0)} more, for ${rest.length} other reason(s) (--json lists them)`]);
   return rows;
+}
+
+/** The test files that did not collect, one row per exception line (the files it stopped, the first named). */
+function collectionRows(report: EnvReport, install: string): Array<[string, string]> {
+  const groups = new Map<string, string[]>();
+  for (const error of report.collectionErrors) {
+    const message = error.message.split('\n')[0] ?? '';
+    groups.set(message, [...(groups.get(message) ?? []), error.nodeid]);
+  }
+  return [...groups].map(([message, files]): [string, string] => {
+    const where = files.length === 1 ? files[0] : `${files.length} test files (${files[0]}, …)`;
+    return ['collection', `${where}: ${message}${machineCause(message, install, report.profile.unpackaged ?? [])}`];
+  });
 }
 
 /** The human form of an `envgen env` report. */
@@ -81,11 +100,7 @@ export function formatEnvReport(report: EnvReport): string {
     ['coverage', `${coverage.coveredFunctions} / ${coverage.allFunctions} functions covered by passing tests (${percent(coverage.coveredFunctions, coverage.allFunctions)})`],
   ];
   const install = installCommand(report.sandbox);
-  for (const error of report.collectionErrors) {
-    const message = error.message.split('\n')[0] ?? '';
-    rows.push(['collection', `${error.nodeid}: ${message}${machineCause(message, install)}`]);
-  }
-  rows.push(...failingRows(report, install));
+  rows.push(...collectionRows(report, install), ...failingRows(report, install));
   for (const nodeId of report.flaky.slice(0, 10)) rows.push(['flaky', nodeId]);
   for (const nodeId of report.untraced.slice(0, 10)) rows.push(['untraced', `${nodeId} (runs a profiler of its own: every candidate runs from before it)`]);
   const installable = installablePackages(report.missingAptPackages, report.unavailableAptPackages);
@@ -143,5 +158,8 @@ export function verdict(report: EnvReport): string {
       'bugs are proved by stable tests only, so few will be kept; the `flaky` rows name them (their outcome changed between two clean runs: time, order, randomness or the machine)'
     );
   }
-  return `envgen can run ${report.repo}'s tests safely in the ${report.sandbox} sandbox`;
+  // Test files that did not collect hold tests no bug can be proved by: said with the verdict, not only in their rows.
+  const uncollected = report.collectionErrors.length;
+  const but = uncollected === 0 ? '' : `, but ${uncollected} test file(s) did not collect (the \`collection\` rows say why): their tests are in no instance`;
+  return `envgen can run ${report.repo}'s tests safely in the ${report.sandbox} sandbox${but}`;
 }

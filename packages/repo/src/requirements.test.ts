@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deriveProfile } from './profile.js';
 import { linuxEnvironment } from './markers.js';
-import { DH_PYTHON_MAP, normalizeDistribution, ownExtras, readDebianMap, readDeclaredDependencies, requirementMinimum, requirementName } from './requirements.js';
+import { DH_PYTHON_MAP, distributionsProviding, normalizeDistribution, ownExtras, readDebianMap, readDeclaredDependencies, requirementMinimum, requirementName } from './requirements.js';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -40,6 +40,15 @@ describe('requirementName', () => {
     expect(requirementName('https://example.invalid/x.whl')).toBeNull();
     expect(requirementName('# comment')).toBeNull();
     expect(normalizeDistribution('Python_Dateutil.Extra')).toBe('python-dateutil-extra');
+  });
+});
+
+describe('distributionsProviding', () => {
+  it('names the distribution named as the module or its package, else those below a namespace package', () => {
+    const declared = ['jaraco-functools', 'jaraco-test', 'pytest-relaxed'];
+    expect(distributionsProviding('pytest_relaxed', declared)).toEqual(['pytest-relaxed']);
+    expect(distributionsProviding('jaraco', declared)).toEqual(['jaraco-functools', 'jaraco-test']);
+    expect(distributionsProviding('yaml', declared)).toEqual([]);
   });
 });
 

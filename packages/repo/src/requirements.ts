@@ -34,6 +34,17 @@ export function normalizeDistribution(name: string): string {
   return name.toLowerCase().replace(/[-_.]+/g, '-');
 }
 
+/**
+ * The distributions of `declared` (PEP 503 names) that provide the module `module`: the one named
+ * as the module or its top-level package is (`pytest_relaxed` → pytest-relaxed), or else those
+ * named below a namespace package (`jaraco` → jaraco-test, for `jaraco.test`).
+ */
+export function distributionsProviding(module: string, declared: readonly string[]): string[] {
+  const top = normalizeDistribution(module.split('.')[0] ?? '');
+  const named = [normalizeDistribution(module), top].find((name) => declared.includes(name));
+  return named !== undefined ? [named] : declared.filter((name) => name.startsWith(`${top}-`));
+}
+
 /** A requirement line without its comment, as its specification and its environment marker (`pyte>=0.8; python_version>"2.7"`). */
 function splitRequirement(line: string): { spec: string; marker: string | undefined } {
   const [spec = '', marker] = line.replace(/(^|\s)#.*$/, '').split(';', 2);

@@ -8,7 +8,7 @@ import { EnvgenError, describeError, hashValue, silentLogger } from '@envgen/cor
 import type { Logger } from '@envgen/core';
 import { extractEntities } from '@envgen/python';
 import type { Entity } from '@envgen/python';
-import { normalizeDistribution, profileHash } from '@envgen/repo';
+import { distributionsProviding, profileHash } from '@envgen/repo';
 import type { Profile } from '@envgen/repo';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { entityKey, mapCoverage } from './coverage-map.js';
@@ -185,9 +185,9 @@ function missingModule(output: string, profile: Profile): { module: string; conf
   const module = [...output.matchAll(NO_MODULE)].at(-1)?.[1];
   if (module === undefined || topLevelModules(profile.sourceFiles).has(module.split('.')[0] ?? '')) return undefined;
   const conftest = CONFTEST_FAILED.exec(output)?.[1];
-  // A distribution the project declares that Debian lacks, named as the module is (`pytest_relaxed` → pytest-relaxed).
-  const unpackaged = [module, module.split('.')[0] ?? ''].map(normalizeDistribution).find((name) => profile.unpackaged?.includes(name));
-  return { module, ...(conftest === undefined ? {} : { conftest }), ...(unpackaged === undefined ? {} : { unpackaged }) };
+  // The distributions the project declares that Debian lacks and that provide it (`pytest_relaxed` → pytest-relaxed).
+  const unpackaged = distributionsProviding(module, profile.unpackaged ?? []);
+  return { module, ...(conftest === undefined ? {} : { conftest }), ...(unpackaged.length === 0 ? {} : { unpackaged: unpackaged.join(', ') }) };
 }
 
 /**
