@@ -50,8 +50,19 @@ describe('findRunnerTestPaths', () => {
     // Discovery from the current directory, or modules named: the whole tree, as pytest finds it.
     expect(find({ Makefile: 'test:\n\tpython -m unittest discover\n' })).toBeNull();
     expect(find({ Makefile: 'test:\n\tpython -m unittest tests.test_lexer\n' })).toBeNull();
-    // pytest's own commands, where there are any, say what runs under pytest.
-    expect(find({ Makefile: 'test:\n\tpytest tests/unit\n\tpython -m unittest discover -s .\n' })?.paths).toEqual(['tests/unit']);
+    // Beside pytest's own commands, a discovery over the whole tree adds the modules it loads:
+    // here the top-level test_top.py, not the tests directory, which holds no package.
+    expect(find({ Makefile: 'test:\n\tpytest tests/unit\n\tpython -m unittest discover -s .\n' })?.paths).toEqual(['test_top.py', 'tests/unit']);
+  });
+
+  it("joins pytest's commands and the unittest discoveries beside them (requests-mock's tox: `pytest tests/pytest`, `python -m testtools.run discover`)", () => {
+    const files = ['requests_mock/mocker.py', 'tests/__init__.py', 'tests/base.py', 'tests/test_mocker.py', 'tests/pytest/__init__.py', 'tests/pytest/test_with_pytest.py', 'doc/test_example.py'];
+    const tox = '[testenv]\ncommands =\n    pytest tests/pytest\n    python -m testtools.run {posargs:discover}\n';
+    expect(findRunnerTestPaths(new Map([['tox.ini', tox]]), files)).toEqual({ paths: ['tests'], from: ['tox.ini: pytest tests/pytest', 'tox.ini: python -m testtools.run {posargs:discover}'] });
+    // Its pattern and start directory as unittest reads them.
+    const make = 'test:\n\tpytest tests/pytest\n\tpython -m subunit.run discover -p "*_check.py" .\n';
+    expect(findRunnerTestPaths(new Map([['Makefile', make]]), [...files, 'tests/mocker_check.py'])?.paths).toEqual(['tests']);
+    expect(findRunnerTestPaths(new Map([['Makefile', make]]), files)?.paths).toEqual(['tests/pytest']);
   });
 
   it('reads only runner files', () => {

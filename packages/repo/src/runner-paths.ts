@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { globToRegExp } from './glob.js';
 import { parseIni, splitShellWords } from './ini.js';
 
 /** Files where a project's developers say how they run their tests: CI workflows, tox, a Makefile, stestr's config. */
@@ -43,30 +44,44 @@ function logicalLines(text: string): string[] {
   return text.replace(/\\\r?\n\s*/g, ' ').split(/\r?\n/);
 }
 
+/** Modules that run unittest's discovery (`python -m unittest discover`, testtools' and subunit's runners). */
+const DISCOVER_MODULES = new Set(['unittest', 'testtools.run', 'subunit.run']);
+
+/** unittest's discovery: the words pytest would be given for its start directory, and the pattern of the module names it loads. */
+interface Discovery {
+  args: string[];
+  pattern: string;
+}
+
 /**
- * The directory `python -m unittest discover` starts from, as the one word pytest would be
- * given for the same tests (`discover -s tests -p 'test_*.py'` → `tests`, `discover tests` →
- * `tests`, `discover` alone → none: the current directory); null when the command runs no
- * unittest discovery (`python -m unittest tests.test_a` names modules).
+ * What `python -m unittest discover` runs (testtools' and subunit's `… -m testtools.run
+ * discover` too): the directory it starts from, as the one word pytest would be given for the
+ * same tests (`discover -s tests -p 'test_*.py'` → `tests`, `discover tests` → `tests`,
+ * `discover` alone → none: the current directory), and its pattern (`-p`, `test*.py` by
+ * default); null when the command runs no discovery (`python -m unittest tests.test_a` names modules).
  */
-function discoverArgs(words: readonly string[]): string[] | null {
+function discoverArgs(words: readonly string[]): Discovery | null {
   const command = programWords(words);
   if (!PYTHON_PROGRAM.test(posix.basename(command[0] ?? ''))) return null;
-  const at = command.findIndex((word, index) => word === 'unittest' && command[index - 1] === '-m' && command[index + 1] === 'discover');
+  const at = command.findIndex((word, index) => DISCOVER_MODULES.has(word) && command[index - 1] === '-m' && command[index + 1] === 'discover');
   if (at < 0) return null;
   const rest = command.slice(at + 2);
+  let start: string | undefined;
+  let pattern = 'test*.py';
   for (let index = 0; index < rest.length; index += 1) {
     const word = rest[index] ?? '';
-    if (word === '-s' || word === '--start-directory') return rest.slice(index + 1, index + 2);
-    if (word.startsWith('--start-directory=')) return [word.slice('--start-directory='.length)];
-    if (word.startsWith('-')) {
-      if (DISCOVER_VALUE_OPTIONS.has(word)) index += 1;
+    const [option = '', value] = word.startsWith('--') && word.includes('=') ? [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)] : [word, undefined];
+    if (option === '-s' || option === '--start-directory') start ??= value ?? rest[index + 1];
+    else if (option === '-p' || option === '--pattern') pattern = value ?? rest[index + 1] ?? pattern;
+    else if (!word.startsWith('-')) {
+      // The first positional argument is the start directory, the second the pattern.
+      if (start === undefined) start = word;
+      else pattern = word;
       continue;
     }
-    // The first positional argument is the start directory.
-    return [word];
+    if (value === undefined && DISCOVER_VALUE_OPTIONS.has(option)) index += 1;
   }
-  return [];
+  return { args: start === undefined ? [] : [start], pattern };
 }
 
 /** A Python that runs a module (`python -m …`, `{envpython}`, `$(PYTHON)`, `coverage run -m …`, `python3.11 -bb -m …`). */
@@ -102,15 +117,12 @@ function pytestArgs(words: readonly string[]): string[] | null {
 function namedPaths(args: readonly string[], base: string, exists: (path: string) => boolean): string[] | null {
   const paths: string[] = [];
   for (let index = 0; index < args.length; index += 1) {
-    let word = args[index] ?? '';
+    const word = args[index] ?? '';
     if (word === '--pyargs') return null;
     if (word.startsWith('-')) {
       if (!word.includes('=') && VALUE_OPTIONS.has(word) && !(word === '--cov' && (args[index + 1] ?? '-').startsWith('-'))) index += 1;
       continue;
     }
-    // tox: `{posargs:tests}` is `tests` when no arguments are given, `{posargs}` nothing; `{toxinidir}/tests` is `tests`.
-    word = word.replace(/^\{posargs:?([^}]*)\}$/, '$1').replace(/^\{toxinidir\}\/?/, '');
-    if (word === '') continue;
     if (/[$`{}*?]/.test(word)) return null;
     const path = posix.normalize(posix.join(base, word.split('::')[0] ?? '')).replace(/\/$/, '');
     if (path.startsWith('..')) return null;
@@ -131,6 +143,8 @@ interface RunnerCommand {
   args: string[];
   /** Whether pytest runs it (else unittest's discovery or stestr, whose options are no pytest's). */
   pytest: boolean;
+  /** For unittest's discovery (stestr's too), the pattern of the module names it loads. */
+  pattern?: string;
 }
 
 /** The most readings of one command whose variables have several values in its file. */
@@ -194,7 +208,7 @@ function* testCommands(texts: ReadonlyMap<string, string>, exists: (path: string
   for (const [file, text] of [...texts].sort(([a], [b]) => a.localeCompare(b))) {
     if (file === '.stestr.conf') {
       const path = parseIni(text).get('DEFAULT')?.get('test_path');
-      if (path !== undefined) yield { file, command: `test_path=${path}`, base: '.', args: [path], pytest: false };
+      if (path !== undefined) yield { file, command: `test_path=${path}`, base: '.', args: [path], pytest: false, pattern: 'test*.py' };
       continue;
     }
     const lines = logicalLines(text);
@@ -206,7 +220,8 @@ function* testCommands(texts: ReadonlyMap<string, string>, exists: (path: string
       for (const reading of expandVariables(body, variables)) {
         let base = '.';
         for (const command of reading.split(/&&|\|\||;|\|/)) {
-          const words = splitShellWords(command.trim());
+          // tox: `{posargs:tests}` is `tests` when no arguments are given, `{posargs}` nothing; `{toxinidir}/tests` is `tests`.
+          const words = splitShellWords(command.trim().replace(/\{posargs(?::([^}]*))?\}/g, '$1').replace(/\{toxinidir\}\/?/g, ''));
           if (words[0] === 'cd' && words.length === 2) {
             base = posix.normalize(posix.join(base, words[1] ?? '.')).replace(/\/$/, '');
             if (base.startsWith('..') || !exists(base)) break;
@@ -215,7 +230,7 @@ function* testCommands(texts: ReadonlyMap<string, string>, exists: (path: string
           const args = pytestArgs(words);
           if (args !== null) yield { file, command: command.trim(), base, args, pytest: true };
           const discovered = args === null ? discoverArgs(words) : null;
-          if (discovered !== null) yield { file, command: command.trim(), base, args: discovered, pytest: false };
+          if (discovered !== null) yield { file, command: command.trim(), base, args: discovered.args, pytest: false, pattern: discovered.pattern };
         }
       }
     }
@@ -238,21 +253,45 @@ function inTree(files: readonly string[]): (path: string) => boolean {
  * holds the files {@link mayNameTestPaths} picks (path → text); `files` every file of the tree.
  */
 export function findRunnerTestPaths(texts: ReadonlyMap<string, string>, files: readonly string[]): RunnerTestPaths | null {
-  return testPathsOf([...testCommands(texts, inTree(files))], inTree(files));
+  return testPathsOf([...testCommands(texts, inTree(files))], files);
 }
 
-function testPathsOf(commands: readonly RunnerCommand[], exists: (path: string) => boolean): RunnerTestPaths | null {
+/**
+ * The top-level entries of the tree that hold the modules unittest's discovery from the root
+ * loads: those named by `pattern` in the root or in a package below it (each directory on the
+ * way holding an `__init__.py`, as unittest's discovery enters no other).
+ */
+function discoveredEntries(files: readonly string[], pattern: string): string[] {
+  const name = globToRegExp(pattern);
+  const packages = new Set(files.filter((file) => file.endsWith('/__init__.py')).map((file) => file.slice(0, -'/__init__.py'.length)));
+  const entries = new Set<string>();
+  for (const file of files) {
+    const parts = file.split('/');
+    if (!name.test(parts.at(-1) ?? '')) continue;
+    if (parts.slice(0, -1).every((_, index) => packages.has(parts.slice(0, index + 1).join('/')))) entries.add(parts[0] ?? file);
+  }
+  return [...entries];
+}
+
+function testPathsOf(commands: readonly RunnerCommand[], files: readonly string[]): RunnerTestPaths | null {
+  const exists = inTree(files);
   const paths = new Set<string>();
   const from: string[] = [];
-  // pytest's own commands, where there are any, say what its developers run with it.
+  // pytest's own commands, where there are any, say what its developers run with it, with the
+  // unittest discoveries beside them (requests-mock's tox: `pytest tests/pytest` and
+  // `python -m testtools.run discover`, each a part of the suite); one of those over the whole
+  // tree adds the entries holding the modules it loads, not every test file of the tree.
   const pytest = commands.filter((command) => command.pytest);
-  for (const { file, command, base, args } of pytest.length > 0 ? pytest : commands) {
-    const named = namedPaths(args, base, exists);
+  for (const { file, command, base, args, pattern } of pytest.length > 0 ? commands.filter((each) => each.pytest || each.pattern !== undefined) : commands) {
+    let named = namedPaths(args, base, exists);
+    if (named !== null && named.includes('.') && pytest.length > 0 && pattern !== undefined) named = discoveredEntries(files, pattern);
     if (named === null || named.includes('.')) return null;
     for (const path of named) paths.add(path);
     from.push(`${file}: ${command}`);
   }
-  return paths.size === 0 ? null : { paths: [...paths].sort(), from };
+  // A path below another the commands name is collected with it.
+  const outermost = [...paths].filter((path) => ![...paths].some((other) => path.startsWith(`${other}/`)));
+  return outermost.length === 0 ? null : { paths: outermost.sort(), from };
 }
 
 /** The options a project's runner gives pytest that envgen adopts, and where. */
@@ -293,7 +332,6 @@ function optionsOf(commands: Iterable<RunnerCommand>): RunnerOptions | null {
  * ({@link findRunnerTestPaths}) and the options envgen adopts ({@link findRunnerOptions}).
  */
 export function readRunner(texts: ReadonlyMap<string, string>, files: readonly string[]): { testPaths: RunnerTestPaths | null; options: RunnerOptions | null } {
-  const exists = inTree(files);
-  const commands = [...testCommands(texts, exists)];
-  return { testPaths: testPathsOf(commands, exists), options: optionsOf(commands) };
+  const commands = [...testCommands(texts, inTree(files))];
+  return { testPaths: testPathsOf(commands, files), options: optionsOf(commands) };
 }
