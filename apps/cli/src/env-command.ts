@@ -25,6 +25,7 @@ import type { OlderPackage } from './host-packages.js';
 import type { AptCacheQuery, DpkgQuery } from './host-packages.js';
 import { stablePassing } from '@envgen/validate';
 import { cannotUse, installCommand, machineCause, ranNoCode, ranNoTreeCode } from './format-env.js';
+import type { DeclaredLacks } from './format-env.js';
 import type { Progress } from './progress.js';
 
 /** Options of `envgen env`. */
@@ -190,7 +191,7 @@ export interface RepoRun {
 export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings, logger: Logger, progress: Progress): Promise<RepoRun> {
   progress.phase('detecting the test profile');
   const profile = await resolveProfile(checkout.worktree.path, checkout.repo, settings, checkout.provider);
-  await warnMissingPackages(profile, checkout.provider, checkout.worktree.path, settings, logger);
+  const packages = await warnMissingPackages(profile, checkout.provider, checkout.worktree.path, settings, logger);
   const baseline = await buildBaseline({
     worktree: checkout.worktree.path,
     commit: checkout.repo.commit,
@@ -201,7 +202,7 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
     onProgress: (step) => progress.phase(step.message),
   });
   const { owner, name, commit } = checkout.repo;
-  if (stablePassing(baseline).length === 0) throw unusableRepo(checkout.repo, profile, baseline, settings);
+  if (stablePassing(baseline).length === 0) throw unusableRepo(checkout.repo, { unpackaged: profile.unpackaged ?? [], older: packages.older }, baseline, settings);
   const coverage = countCoverage(baseline);
   if (ranNoCode({ coveredFunctions: coverage.covered, allFunctions: coverage.total }, baseline.untraced ?? [])) {
     throw new EnvgenError(ERROR_CODES.noPythonTests, `${ranNoTreeCode(`${owner}/${name}`, coverage.total, baseline.importedElsewhere ?? [])}. \`envgen env\` with the same --repo shows the profile and each test's outcome.`);
@@ -210,10 +211,10 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
 }
 
 /** Why no bug can be proved in a repo none of whose tests passed (stably) on its clean tree, and where to look. */
-function unusableRepo(repo: ResolvedRepo, profile: Profile, baseline: Baseline, settings: Settings): EnvgenError {
+function unusableRepo(repo: ResolvedRepo, lacks: DeclaredLacks, baseline: Baseline, settings: Settings): EnvgenError {
   const [first] = baseline.collectionErrors;
   const message = first?.message.split('\n')[0] ?? '';
-  const collection = first === undefined ? '' : ` (${baseline.collectionErrors.length} test file(s) did not collect; ${first.nodeid}: ${message}${machineCause(message, installCommand(settings.sandbox), profile.unpackaged ?? [])})`;
+  const collection = first === undefined ? '' : ` (${baseline.collectionErrors.length} test file(s) did not collect; ${first.nodeid}: ${message}${machineCause(message, installCommand(settings.sandbox), lacks)})`;
   const notes = repo.notes.map((note) => `; ${note}`).join('');
   return new EnvgenError(
     ERROR_CODES.noPythonTests,

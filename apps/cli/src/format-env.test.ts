@@ -42,6 +42,16 @@ describe("envgen env's report", () => {
     expect(verdict(shown)).toBe("envgen can run org/proj's tests safely in the local sandbox, but 3 test file(s) did not collect (the `collection` rows say why): their tests are in no instance");
   });
 
+  it('says the installed package is older than declared where a module or name of it is missing (jquast/blessed: wcwidth.table_vs16)', () => {
+    const olderAptPackages = [{ package: 'python3-wcwidth', version: '0.2.14', requirement: 'wcwidth>=0.2.14', installed: '0.2.5+dfsg1-1.1' }];
+    const collectionErrors = [{ nodeid: 'tests/test_color.py', message: "ModuleNotFoundError: No module named 'wcwidth.table_vs16'" }];
+    const failing = [{ reason: "ImportError: cannot import name 'width' from 'wcwidth' (/usr/lib/python3/dist-packages/wcwidth/__init__.py)", count: 2, example: 'tests/test_x.py::test_a' }];
+    const text = formatEnvReport(report({ passed: 1, failed: 2 }, { collectionErrors, failing, olderAptPackages }));
+    const cause = 'the project declares wcwidth>=0.2.14, and the python3-wcwidth installed (0.2.5+dfsg1-1.1) is older: install a newer one where the tests run by other means';
+    expect(text).toContain(`collection  tests/test_color.py: ModuleNotFoundError: No module named 'wcwidth.table_vs16': ${cause}`);
+    expect(text).toContain(`(tests/test_x.py::test_a, …): ${cause}`);
+  });
+
   it("says why tests that read the project's own git repository fail (gitpython-developers/GitPython's rorepo)", () => {
     const failing = [{ reason: 'git.exc.InvalidGitRepositoryError: /tmp/repo', count: 615, example: 'test/test_commit.py::TestCommit::test_bake' }];
     const text = formatEnvReport(report({ passed: 103, error: 615 }, { failing }));

@@ -1,5 +1,6 @@
-import { distributionsProviding, quoteShellWord } from '@envgen/repo';
+import { distributionsProviding, normalizeDistribution, quoteShellWord } from '@envgen/repo';
 import { describeOlder, installablePackages } from './host-packages.js';
+import type { OlderPackage } from './host-packages.js';
 import type { ImportedElsewhere } from '@envgen/testrun';
 import type { EnvReport } from './env-command.js';
 
@@ -42,19 +43,35 @@ const MACHINE_CAUSES: ReadonlyArray<{ pattern: RegExp; fix: (install: string) =>
   },
 ];
 
+/** What the project declares that the machine cannot give as declared: distributions Debian does not package, installed packages older than declared. */
+export interface DeclaredLacks {
+  /** The profile's `unpackaged` (PEP 503 names). */
+  unpackaged?: readonly string[];
+  older?: readonly OlderPackage[];
+}
+
+/** The module an exception line says no path holds (`No module named 'a.b'`) or lacks a name (`cannot import name 'x' from 'a.b'`). */
+const LACKING_MODULE = /ModuleNotFoundError: No module named '([^']+)'|ImportError: cannot import name '[^']+' from '([^']+)'/;
+
 /**
  * What the machine or envgen's environments lack for a test that failed, or a test file that did not collect, with
  * `message` (its exception line), and how to get it (`: a locale this machine has not
  * generated: apt-get install -y locales-all`), or '' when the message names no such cause.
- * A module no path holds that a distribution the project declares provides, where Debian does
- * not package it (`unpackaged`, the profile's), is said so: no `missing` row can name it.
+ * A module that a distribution the project declares provides is said so where Debian does not
+ * package it (no `missing` row can name it) or the installed one is older than declared
+ * (jquast/blessed: `wcwidth.table_vs16`, new in a wcwidth newer than Debian's).
  */
-export function machineCause(message: string, install: string, unpackaged: readonly string[] = []): string {
+export function machineCause(message: string, install: string, lacks: DeclaredLacks = {}): string {
   const cause = MACHINE_CAUSES.find(({ pattern }) => pattern.test(message));
   if (cause !== undefined) return `: ${cause.fix(install)}`;
-  const module = /ModuleNotFoundError: No module named '([^']+)'/.exec(message)?.[1];
-  const declared = module === undefined ? [] : distributionsProviding(module, unpackaged);
-  return declared.length === 0 ? '' : `: the project declares ${declared.join(', ')}, which Debian does not package: install it where the tests run by other means, or give the profile a python that has it (the config's profiles.<owner/name>.python)`;
+  const match = LACKING_MODULE.exec(message);
+  const module = match?.[1] ?? match?.[2];
+  if (module === undefined) return '';
+  const elsewhere = "install it where the tests run by other means, or give the profile a python that has it (the config's profiles.<owner/name>.python)";
+  const declared = distributionsProviding(module, lacks.unpackaged ?? []);
+  if (declared.length > 0) return `: the project declares ${declared.join(', ')}, which Debian does not package: ${elsewhere}`;
+  const older = (lacks.older ?? []).find((entry) => distributionsProviding(module, [normalizeDistribution(/^[\w.-]+/.exec(entry.requirement)?.[0] ?? '')]).length > 0);
+  return older === undefined ? '' : `: the project declares ${older.requirement}, and the ${older.package} installed (${older.installed}) is older: ${elsewhere.replace('install it', 'install a newer one')}`;
 }
 
 /** How the packages a row names are installed where the tests run. */
@@ -63,10 +80,10 @@ export function installCommand(sandbox: string): string {
 }
 
 function failingRows(report: EnvReport, install: string): Array<[string, string]> {
-  const unpackaged = report.profile.unpackaged ?? [];
+  const lacks = { unpackaged: report.profile.unpackaged ?? [], older: report.olderAptPackages };
   const rows = report.failing.slice(0, FAILURE_GROUPS_SHOWN).map((group): [string, string] => {
     const example = group.count === 1 ? group.example : `${group.example}, …`;
-    return ['failing', `${group.count} × ${group.reason} (${example})${machineCause(group.reason, install, unpackaged)}`];
+    return ['failing', `${group.count} × ${group.reason} (${example})${machineCause(group.reason, install, lacks)}`];
   });
   const rest = report.failing.slice(FAILURE_GROUPS_SHOWN);
   if (rest.length > 0) rows.push(['', `${rest.reduce((sum, group) => sum + group.count, 0)} more, for ${rest.length} other reason(s) (--json lists them)`]);
@@ -82,7 +99,7 @@ function collectionRows(report: EnvReport, install: string): Array<[string, stri
   }
   return [...groups].map(([message, files]): [string, string] => {
     const where = files.length === 1 ? files[0] : `${files.length} test files (${files[0]}, …)`;
-    return ['collection', `${where}: ${message}${machineCause(message, install, report.profile.unpackaged ?? [])}`];
+    return ['collection', `${where}: ${message}${machineCause(message, install, { unpackaged: report.profile.unpackaged ?? [], older: report.olderAptPackages })}`];
   });
 }
 
