@@ -2006,4 +2006,55 @@ def test_digits():
     count: 40,
     hangs: true,
   },
+  'pytest-beside-unittest-discovery': {
+    about: "a runner that gives pytest one directory and unittest's discovery the rest (jamielennox/requests-mock's tox: `pytest tests/pytest`, `python -m testtools.run discover`): the suite is both",
+    mustHold: ['tests/test_cases.py::TestClamp::test_low', 'tests/pytest/test_fixture.py::test_scale'],
+    failingSomewhere: 'tests/test_cases.py',
+    files: {
+      'ivl/__init__.py': LIB,
+      'tox.ini': '[testenv]\ncommands =\n    pytest tests/pytest\n    python -m unittest {posargs:discover}\n',
+      'tests/__init__.py': '',
+      'tests/test_cases.py': `import unittest
+
+from ivl import Interval, clamp, total
+
+
+class TestClamp(unittest.TestCase):
+    def test_low(self):
+        self.assertEqual(clamp(-3, 0, 10), 0)
+
+    def test_high(self):
+        self.assertEqual(clamp(30, 0, 10), 10)
+
+    def test_inside(self):
+        self.assertEqual(clamp(4, 0, 10), 4)
+
+
+class TestInterval(unittest.TestCase):
+    def test_width(self):
+        self.assertEqual(Interval(2, 7).width(), 5)
+
+    def test_contains(self):
+        self.assertTrue(Interval(2, 7).contains(3))
+        self.assertFalse(Interval(2, 7).contains(9))
+
+    def test_total(self):
+        self.assertEqual(total([1, 2, 3]), 6)
+`,
+      'tests/pytest/__init__.py': '',
+      'tests/pytest/test_fixture.py': `import pytest
+
+from ivl import scale
+
+
+@pytest.fixture
+def values():
+    return [1, 2]
+
+
+def test_scale(values):
+    assert scale(values, 3) == [3, 6]
+`,
+    },
+  },
 };
