@@ -36,6 +36,11 @@ export type RejectionReason =
   /** The run hit the sandbox's memory or process limit: a bug that allocates or forks without end, as a hang runs. */
   | 'resource-limit'
   | 'crashed'
+  /**
+   * pytest stopped with an internal error raised through a file the bug changes (a plugin the
+   * project is, a hook it implements): plain pytest with the bug stops the same, so no test can prove it.
+   */
+  | 'internal-error'
   | 'check-failed'
   /** The failing tests cannot be deleted from test files (doctests in source files, generated tests). */
   | 'unweakenable'

@@ -6,7 +6,7 @@ import type { Verdict } from '@envgen/core';
 import { openPytestSandbox, runPytest } from '@envgen/testrun';
 import { copyTree, hostPath, resolveCandidateFiles } from './tree.js';
 import type { ValidationContext, ValidationInput } from './types.js';
-import { candidateLimits, candidateProfile, verdictOfRun } from './verdict.js';
+import { candidateLimits, candidateProfile, internalErrorOfBug, verdictOfRun } from './verdict.js';
 
 /** Options of {@link validateReference}: the shared context and one candidate. */
 export interface ValidateReferenceOptions extends ValidationContext, ValidationInput {}
@@ -31,7 +31,7 @@ export async function validateReference(options: ValidateReferenceOptions): Prom
       const limits = options.limits ?? candidateLimits(options.profile, options.baseline);
       const profile = candidateProfile(options.profile, limits);
       const run = await runPytest(target, profile, { timeoutMs: limits.timeoutMs, testLimits: limits.perTestSeconds, logger });
-      return verdictOfRun(options.baseline, run);
+      return internalErrorOfBug(verdictOfRun(options.baseline, run), resolved.files.map((file) => file.path));
     } finally {
       await target.close();
     }

@@ -16,7 +16,7 @@ import { validateReference } from './reference.js';
 import { resolveCandidateFiles } from './tree.js';
 import type { ChangedFile } from './tree.js';
 import type { MutatedFile, SelectedRun, ValidationInput, ValidationOutcome, Validator, ValidatorOptions } from './types.js';
-import { candidateLimits, candidateProfile, stablePassing, verdictOfRun, verdictOfStatus, withFlaky } from './verdict.js';
+import { candidateLimits, candidateProfile, internalErrorOfBug, stablePassing, verdictOfRun, verdictOfStatus, withFlaky } from './verdict.js';
 import { startWarmWorker } from './warm-worker.js';
 import type { WarmWorker } from './warm-worker.js';
 import type { CollectOutcome, SuiteAnalysis, WarmRun } from './warm-server.js';
@@ -453,7 +453,10 @@ export async function createValidator(options: ValidatorOptions): Promise<Valida
       pump();
     });
   };
-  const validateWithDetails = (input: ValidationInput): Promise<ValidationOutcome> => schedule((worker) => validateOn(worker, input));
+  const validateWithDetails = async (input: ValidationInput): Promise<ValidationOutcome> => {
+    const outcome = await schedule((worker) => validateOn(worker, input));
+    return { ...outcome, verdict: internalErrorOfBug(outcome.verdict, input.files.map((file) => file.path)) };
+  };
 
   /**
    * Runs changed `files` from the checkpoint before collection through `runs` (one warm run

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Baseline } from '@envgen/testrun';
-import { candidateLimits, judgeResults, splitOutcomes, stablePassing, verdictOfRun } from './verdict.js';
+import { candidateLimits, internalErrorOfBug, judgeResults, splitOutcomes, stablePassing, verdictOfRun } from './verdict.js';
 import type { Profile } from '@envgen/repo';
 
 const baseline: Baseline = {
@@ -21,6 +21,29 @@ const baseline: Baseline = {
   suiteSeconds: [1],
   createdAt: '2024-01-01T00:00:00Z',
 };
+
+describe('internalErrorOfBug', () => {
+  const output = [
+    'INTERNALERROR>   File "/tmp/repo/src/pytest_rerunfailures.py", line 214, in get_reruns_count',
+    'INTERNALERROR>     if rerun_marker is not None:',
+    "INTERNALERROR> NameError: name 'rerun_marker' is not defined",
+  ].join('\n');
+  const crashed = { kind: 'rejected', reason: 'crashed', detail: `pytest crashed: ${output}` } as const;
+
+  it("names pytest's internal error raised through a changed file the bug's (pytest-dev/pytest-rerunfailures: a plugin's hook)", () => {
+    const verdict = internalErrorOfBug(crashed, ['src/pytest_rerunfailures.py']);
+    expect(verdict).toMatchObject({ kind: 'rejected', reason: 'internal-error' });
+    expect(verdict.kind === 'rejected' && verdict.detail).toMatch(/^pytest stopped with an internal error raised through src\/pytest_rerunfailures\.py, which the bug changes: pytest crashed: INTERNALERROR>/);
+  });
+
+  it('leaves a crash whose traceback passes through no changed file, and every other verdict', () => {
+    expect(internalErrorOfBug(crashed, ['src/other.py'])).toBe(crashed);
+    const timeout = { kind: 'rejected', reason: 'timeout', detail: output } as const;
+    expect(internalErrorOfBug(timeout, ['src/pytest_rerunfailures.py'])).toBe(timeout);
+    const noInternal = { kind: 'rejected', reason: 'crashed', detail: 'pytest crashed: Segmentation fault in /tmp/repo/src/pytest_rerunfailures.py", line 3' } as const;
+    expect(internalErrorOfBug(noInternal, ['src/pytest_rerunfailures.py'])).toBe(noInternal);
+  });
+});
 
 describe('verdicts', () => {
   it('leaves out tests the run names otherwise (parameter ids made at import), counting a vanished case as failed', () => {

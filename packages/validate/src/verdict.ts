@@ -162,6 +162,19 @@ export function verdictOfStatus(run: Pick<TestRun, 'status' | 'limitHit' | 'watc
 }
 
 /**
+ * A `crashed` verdict whose output is pytest's internal error raised through a file the
+ * candidate changes (`changed`, repo-relative) is the bug's own: the project's code runs inside
+ * pytest (a plugin it is, a hook it implements: pytest-dev/pytest-rerunfailures' bugs in its
+ * `pytest_runtest_protocol`), and plain pytest with the bug stops the same, before or without
+ * results. Other verdicts are returned as they are.
+ */
+export function internalErrorOfBug(verdict: Verdict, changed: readonly string[]): Verdict {
+  if (verdict.kind !== 'rejected' || verdict.reason !== 'crashed' || !verdict.detail.includes('INTERNALERROR>')) return verdict;
+  const through = changed.find((path) => verdict.detail.includes(`/${path}", line `));
+  return through === undefined ? verdict : { kind: 'rejected', reason: 'internal-error', detail: `pytest stopped with an internal error raised through ${through}, which the bug changes: ${verdict.detail}` };
+}
+
+/**
  * The verdict of a full-suite run with the bug, compared with the baseline. A stable test
  * stopped at its limit makes it `timeout` first: such a run ends there on purpose. Tests the
  * run names otherwise than the baseline (parameter ids made from the time) are in neither set.
