@@ -1115,15 +1115,30 @@ def pytest_runtest_setup(item):
     pin_hypothesis_seed(item.config)
 
 
+class _RerunFlag:
+    """Puts pytest-rerunfailures' ``HAS_PYTEST_HANDLECRASHITEM`` back once its
+    ``pytest_configure``, the one reader, has run: the tests see the module as it is
+    (pytest-dev/pytest-rerunfailures' own suite skips its xdist tests where it reads false)."""
+
+    def __init__(self, plugin):
+        self.plugin = plugin
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session):
+        self.plugin.HAS_PYTEST_HANDLECRASHITEM = True
+
+
 def _no_rerun_server(config):
     """pytest-rerunfailures, where pytest-xdist is installed too, starts a thread serving its
     rerun counts to xdist's workers in every session, distributed or not: a thread envgen's
     checkpoints cannot be forked beside (every one was declined). A run that does not
     distribute has no worker to ask it: the plugin then keeps its counts in its no-op store, as
-    it does without xdist. Before its own ``pytest_configure`` (this hook runs first)."""
+    it does without xdist. Before its own ``pytest_configure`` (this hook runs first); the flag
+    is put back before the session collects."""
     plugin = config.pluginmanager.get_plugin("rerunfailures")
     if getattr(plugin, "HAS_PYTEST_HANDLECRASHITEM", False) and not config.getoption("numprocesses", None) and config.getoption("dist", "no") == "no":
         plugin.HAS_PYTEST_HANDLECRASHITEM = False
+        config.pluginmanager.register(_RerunFlag(plugin), "envgen-rerun-flag")
 
 
 @pytest.hookimpl(tryfirst=True)

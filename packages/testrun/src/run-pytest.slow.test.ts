@@ -200,7 +200,7 @@ describe('runPytest in the local sandbox', () => {
     expect(run.results['tests/test_pools.py::test_pools']).toMatchObject({ outcome: 'passed' });
   });
 
-  it('starts no thread of pytest-rerunfailures where pytest-xdist is installed too, and its reruns work as before (before, its server thread made every warm checkpoint decline)', async () => {
+  it('starts no thread of pytest-rerunfailures where pytest-xdist is installed too, its reruns work as before and its tests see its flag as it is (before, its server thread made every warm checkpoint decline)', async () => {
     const tests = [
       'import threading',
       '',
@@ -214,6 +214,12 @@ describe('runPytest in the local sandbox', () => {
       '    assert threading.active_count() == 1, threading.enumerate()',
       '',
       '',
+      'def test_flag_as_the_module_has_it():',
+      '    # The plugin\'s own suite reads it (pytest-dev/pytest-rerunfailures skips its xdist tests where false).',
+      '    import pytest_rerunfailures',
+      '    assert pytest_rerunfailures.HAS_PYTEST_HANDLECRASHITEM',
+      '',
+      '',
       '@pytest.mark.flaky(reruns=2)',
       'def test_passes_on_its_second_run():',
       '    RUNS.append(1)',
@@ -223,6 +229,7 @@ describe('runPytest in the local sandbox', () => {
     // The `flaky` plugin (python3-flaky, which a sweep may have installed) claims the same marker and refuses `reruns`: not this test's plugin.
     const run = await runFixture({ 'tests/test_plugins.py': tests }, fixtureProfile({ testArgs: ['-p', 'no:flaky', 'tests'] }));
     expect(run.results['tests/test_plugins.py::test_no_thread']).toMatchObject({ outcome: 'passed' });
+    expect(run.results['tests/test_plugins.py::test_flag_as_the_module_has_it']).toMatchObject({ outcome: 'passed' });
     expect(run.results['tests/test_plugins.py::test_passes_on_its_second_run']).toMatchObject({ outcome: 'passed' });
   });
 
