@@ -916,7 +916,12 @@ def test_console_script():
   'subprocess-elsewhere': {
     about: "a src-layout package whose tests start Python processes in another directory, one with PYTHONPATH replaced (a dev server's), that import it and read its installed metadata",
     installed: true,
-    mustHold: ['tests/test_child.py::test_total_in_a_child_started_elsewhere', 'tests/test_child.py::test_clamp_with_pythonpath_replaced', 'tests/test_child.py::test_version_with_pythonpath_replaced'],
+    mustHold: [
+      'tests/test_child.py::test_total_in_a_child_started_elsewhere',
+      'tests/test_child.py::test_clamp_with_pythonpath_replaced',
+      'tests/test_child.py::test_version_with_pythonpath_replaced',
+      'tests/test_child.py::test_user_site_in_a_child',
+    ],
     files: {
       'pyproject.toml': IVL_PYPROJECT,
       'src/ivl/__init__.py': LIB,
@@ -946,6 +951,14 @@ def test_version_with_pythonpath_replaced(tmp_path):
 
 def test_interval_in_a_child(tmp_path):
     assert child("from ivl import Interval; print(Interval(2, 7).width(), Interval(2, 7).contains(9))", tmp_path) == "5 False"
+
+
+def test_user_site_in_a_child(tmp_path):
+    # jupyter/jupyter_core's paths are made of the user base; a child names the one its parent does.
+    import site
+
+    code = "import site; print(site.getuserbase(), site.getusersitepackages())"
+    assert child(code, tmp_path) == f"{site.getuserbase()} {site.getusersitepackages()}"
 `,
     },
   },

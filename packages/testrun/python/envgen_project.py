@@ -60,9 +60,12 @@ def install_project(entries):
     # A child imports such a namespace package from the tree's paths, before the site
     # directories' .pth files run (a user site's run first): theirs then add to it.
     lines = directories + ["import %s" % name for name in _tree_namespaces_first(directories)]
-    # The user site a child would have used still works in it.
+    # The user site a child would have used still works in it, and is the one it names: the
+    # base and site directory of its own (``site.getuserbase()``, which jupyter_core's paths
+    # are made of) are this process's, as without envgen.
     if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
         lines.append("import site; site.addsitedir(%r)" % site.getusersitepackages())
+    lines.append("import site; site.USER_BASE = %r; site.USER_SITE = %r" % (site.getuserbase(), site.getusersitepackages()))
     base = tempfile.mkdtemp(prefix="envgen-site-")
     owner = os.getpid()
     atexit.register(lambda: os.getpid() == owner and shutil.rmtree(base, ignore_errors=True))
