@@ -1,4 +1,4 @@
-import { distributionsProviding, normalizeDistribution, quoteShellWord } from '@envgen/repo';
+import { distributionsProviding, normalizeDistribution, quoteShellWord, requirementName } from '@envgen/repo';
 import { describeOlder, installablePackages } from './host-packages.js';
 import type { OlderPackage } from './host-packages.js';
 import type { ImportedElsewhere } from '@envgen/testrun';
@@ -70,7 +70,7 @@ export function machineCause(message: string, install: string, lacks: DeclaredLa
   const elsewhere = "install it where the tests run by other means, or give the profile a python that has it (the config's profiles.<owner/name>.python)";
   const declared = distributionsProviding(module, lacks.unpackaged ?? []);
   if (declared.length > 0) return `: the project declares ${declared.join(', ')}, which Debian does not package: ${elsewhere}`;
-  const older = (lacks.older ?? []).find((entry) => distributionsProviding(module, [normalizeDistribution(/^[\w.-]+/.exec(entry.requirement)?.[0] ?? '')]).length > 0);
+  const older = (lacks.older ?? []).find((entry) => distributionsProviding(module, [normalizeDistribution(requirementName(entry.requirement) ?? '')]).length > 0);
   return older === undefined ? '' : `: the project declares ${older.requirement}, and the ${older.package} installed (${older.installed}) is older: ${elsewhere.replace('install it', 'install a newer one')}`;
 }
 

@@ -19,7 +19,7 @@ export type { OpenGitOptions } from './git.js';
 export { collectHistoricalVersions, isShallowRepository } from './history.js';
 export type { CollectHistoricalVersionsOptions, HistoricalVersion } from './history.js';
 export type { CreateWorktreeOptions } from './worktree.js';
-export { readDeclaredDependencies, readDebianMap, normalizeDistribution, distributionsProviding, DH_PYTHON_MAP } from './requirements.js';
+export { readDeclaredDependencies, readDebianMap, normalizeDistribution, distributionsProviding, requirementName, DH_PYTHON_MAP } from './requirements.js';
 export type { DeclaredDependencies } from './requirements.js';
 export { readPackaging, installedMetadataStep } from './packaging.js';
 export type { Packaging } from './packaging.js';
