@@ -59,6 +59,14 @@ describe("envgen env's report", () => {
     expect(text).toContain('in the tree without its history (a history would show the fix): these tests are in no instance');
   });
 
+  it('says why tests that reach for a service on the machine fail (PyMySQL/PyMySQL: MySQL on localhost)', () => {
+    const reason = `pymysql.err.OperationalError: (2003, "Can't connect to MySQL server on 'localhost' ([Errno 111] Connection refused)")`;
+    const failing = [{ reason, count: 123, example: 'pymysql/tests/test_DictCursor.py::TestDictCursor::test_DictCursor' }];
+    const text = formatEnvReport(report({ passed: 25, failed: 123 }, { failing }));
+    expect(text).toContain(`123 × ${reason} (pymysql/tests/test_DictCursor.py::TestDictCursor::test_DictCursor, …): a connection was refused`);
+    expect(text).toContain("the sandbox's private loopback has none and these tests are in no instance");
+  });
+
   it('names the installed packages older than the project declares it needs (davidhalter/jedi: parso>=0.8.6, whose 3.13 grammar its conftest loads)', () => {
     const olderAptPackages = [{ package: 'python3-parso', version: '0.8.6', requirement: 'parso>=0.8.6', installed: '0.8.3-1' }];
     expect(formatEnvReport(report({ passed: 1 }, { olderAptPackages }))).toMatch(/\n {2}older +parso>=0\.8\.6 \(python3-parso 0\.8\.3-1 installed\): the project declares newer versions\n/);

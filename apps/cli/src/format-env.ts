@@ -37,6 +37,13 @@ const MACHINE_CAUSES: ReadonlyArray<{ pattern: RegExp; fix: (install: string) =>
     fix: () => 'the sandbox has no network: deselect them (a profile file\'s "deselect")',
   },
   {
+    // PyMySQL's (2003, "Can't connect to MySQL server on 'localhost' ([Errno 111] Connection refused)"),
+    // redis-py's "Error 111 connecting to localhost:6379. Connection refused.", psycopg's "port 5432 failed: Connection refused".
+    pattern: /Connection refused|\[Errno 111\]|Error 111 connecting/,
+    fix: () =>
+      "a connection was refused: where the tests need a service running on this machine (a database, a cache), the sandbox's private loopback has none and these tests are in no instance; `--sandbox none` reaches the host's (unsandboxed: only on a machine you trust)",
+  },
+  {
     // GitPython's tests open its own clone (`rorepo`) and read commits of its history.
     pattern: /InvalidGitRepositoryError|fatal: not a git repository/,
     fix: () => "they read the project's own git repository, and envgen runs the tests, as the task environments hold them, in the tree without its history (a history would show the fix): these tests are in no instance",
