@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { DurationSequencer } from './test/support/sequencer.js';
 
 // Tests run against package sources: the `@envgen/source` export condition points each
 // workspace package at src/ so no build is needed before `vitest`.
@@ -10,9 +11,11 @@ export default defineConfig({
   test: {
     // Two test files at a time, whatever the core count (vitest's default is one fewer than the
     // cores: one on a 2-core CI machine). Most slow tests wait on pytest in a sandbox, so two
-    // overlap well: the whole suite in 12 minutes on 2 cores instead of 25. Suites that share
+    // overlap well, about half the time of one at a time. Suites that share
     // a download cache read it only once it is whole (test/support/corpus.ts).
     maxWorkers: 2,
+    // The longest files first (test/durations.json), so neither worker is left with a long one at the end.
+    sequence: { sequencer: DurationSequencer },
     projects: [
       {
         extends: true,
