@@ -198,6 +198,7 @@ export async function prepareRepoRun(checkout: RepoCheckout, settings: Settings,
     profile,
     sandboxProvider: checkout.provider,
     home: settings.home,
+    ...(packages.older.length === 0 ? {} : { declaredNewer: describeOlder(packages.older) }),
     logger,
     onProgress: (step) => progress.phase(step.message),
   });
@@ -241,6 +242,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       sandboxProvider: provider,
       home: settings.home,
       cache: options.refresh ? 'refresh' : 'use',
+      ...(packages.older.length === 0 ? {} : { declaredNewer: describeOlder(packages.older) }),
       logger,
       onProgress: (step) => {
         if (step.step === 'cached') fromCache = true;

@@ -294,6 +294,26 @@ describe('buildBaseline in the local sandbox', () => {
     }
   });
 
+  it('names what the project declares newer than installed where pytest stops at start for a cause of its own (flask-sqlalchemy on SQLAlchemy 1.4)', async () => {
+    const tree = await writeFixtureRepo({
+      'tests/conftest.py': 'import json\n\nBase = json.DeclarativeBase\n',
+      'tests/test_one.py': 'def test_one():\n    pass\n',
+    });
+    try {
+      const declaredNewer = 'sqlalchemy>=2.0.16 (python3-sqlalchemy 1.4.46+ds1-1 installed)';
+      await expect(buildBaseline({ worktree: tree, commit: 'e'.repeat(40), profile: fixtureProfile(), sandboxProvider: provider, home, declaredNewer })).rejects.toMatchObject({
+        code: 'test-run-failed',
+        message: expect.stringContaining(`the project declares newer versions than are installed where the tests run, the likeliest cause: ${declaredNewer}. Give the profile a python that has them`),
+      });
+      // Nothing declared newer: the output is all there is to go on.
+      await expect(buildBaseline({ worktree: tree, commit: 'e'.repeat(40), profile: fixtureProfile(), sandboxProvider: provider, home })).rejects.toMatchObject({
+        message: expect.stringContaining('check the profile (python, env, testArgs, aptPackages) against the output'),
+      });
+    } finally {
+      await rm(tree, { recursive: true, force: true });
+    }
+  });
+
   it('names the module a conftest imports at start that nothing installed holds (urllib3, tox)', async () => {
     const tree = await writeFixtureRepo({ 'tests/conftest.py': 'import not_installed_anywhere.server\n', 'tests/test_one.py': 'def test_one():\n    pass\n' });
     try {

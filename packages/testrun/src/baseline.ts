@@ -38,6 +38,11 @@ export interface BuildBaselineOptions {
   home: string;
   /** `use` (default) answers from the cache when it can; `refresh` always rebuilds. */
   cache?: 'use' | 'refresh';
+  /**
+   * What the project declares newer than is installed where the tests run (`pluggy>=1.2
+   * (python3-pluggy 1.0.0 installed)`), named where the suite stops for no cause envgen knows.
+   */
+  declaredNewer?: string;
   logger?: Logger;
   onProgress?: (progress: BaselineProgress) => void;
 }
@@ -210,7 +215,7 @@ function hangingTests(run: PytestRun, profile: Profile): string {
   return `the slowest tests: the run was stopped between two tests after ${ran.length} had run, none past the per-test limit; the longest were ${longest.join(', ')}`;
 }
 
-function assertCompleted(run: PytestRun, label: string, profile: Profile): void {
+function assertCompleted(run: PytestRun, label: string, profile: Profile, declaredNewer: string | undefined): void {
   if (run.status === 'completed') return;
   const minversion = MINVERSION.exec(run.output);
   const missing = missingInstalledName(run.output);
@@ -236,7 +241,10 @@ function assertCompleted(run: PytestRun, label: string, profile: Profile): void 
                       ? "install it there (the Debian package `envgen env` lists on its `missing` row, where the project declares it and Debian has one), or give the profile a python that has it (the config's profiles.<owner/name>.python)"
                       : `the project declares ${absent.unpackaged}, which Debian does not package: install it there by other means, or give the profile a python that has it (the config's profiles.<owner/name>.python)`
                   }`
-                : 'check the profile (python, env, testArgs, aptPackages) against the output';
+                : declaredNewer !== undefined
+                  ? // pytest-dev/pytest-cov's plugin on pluggy 1.0 (\`hookimpl(wrapper=True)\`), flask-sqlalchemy's conftest on SQLAlchemy 1.4.
+                    `the project declares newer versions than are installed where the tests run, the likeliest cause: ${declaredNewer}. Give the profile a python that has them (the config's profiles.<owner/name>.python), or inject at an older commit of the project that works with these`
+                  : 'check the profile (python, env, testArgs, aptPackages) against the output';
   throw new EnvgenError('test-run-failed', `The clean test suite did not complete (${label}: ${run.status}, exit ${run.exitCode}); ${hint}.\n${run.output}`);
 }
 
@@ -328,8 +336,8 @@ export async function buildBaseline(options: BuildBaselineOptions): Promise<Base
       }
     };
     const [plain, traced] = await Promise.all([runIn(plainTree, false), runIn(tracedTree, true)]);
-    assertCompleted(plain, 'first run', profile);
-    assertCompleted(traced, 'coverage run', profile);
+    assertCompleted(plain, 'first run', profile, options.declaredNewer);
+    assertCompleted(traced, 'coverage run', profile, options.declaredNewer);
 
     progress({ step: 'mapping', message: 'mapping coverage to functions' });
     const entities = await readEntities(options.worktree, profile.sourceFiles, logger);
