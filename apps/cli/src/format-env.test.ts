@@ -94,6 +94,14 @@ describe("envgen env's verdict", () => {
     expect(verdict(report({ passed: 40 }, { coverage: { coveredFunctions: 0, allFunctions: 8 }, untraced: ['t.py::test_profiles'] }))).toBe("envgen can run org/proj's tests safely in the local sandbox");
   });
 
+  it('says where bugs can go when most tests fail on the clean tree (rq/rq without a Redis server)', () => {
+    const collectionErrors = [{ nodeid: 'tests/test_cli.py', message: 'redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.' }];
+    expect(verdict(report({ passed: 1, error: 471 }, { coverage: { coveredFunctions: 2, allFunctions: 751 }, collectionErrors }))).toBe(
+      "envgen can run org/proj's tests safely in the local sandbox, but most of its tests fail on the clean tree (471 failing, 1 passing; the `failing` rows say why): bugs go only where passing tests run, 2 of 751 functions; " +
+        'and 1 test file(s) did not collect (the `collection` rows say why): their tests are in no instance',
+    );
+  });
+
   it('says the repo cannot be used when no test passes', () => {
     expect(verdict(report({ failed: 3, flaky: 2 }))).toBe('envgen cannot use org/proj: no test passed stably on its clean tree in the local sandbox, so no bug can be proved');
   });
