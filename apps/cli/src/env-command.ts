@@ -12,10 +12,11 @@ import {
   ignoreConftestDirs,
   loadProfileOverrides,
   parseRepoSpec,
+  readCiServices,
   shippedProfilesDir,
   validateProfileOverrides,
 } from '@envgen/repo';
-import type { Profile, ResolvedRepo, Worktree } from '@envgen/repo';
+import type { CiService, Profile, ResolvedRepo, Worktree } from '@envgen/repo';
 import { createSandboxProvider } from '@envgen/sandbox';
 import type { SandboxProvider } from '@envgen/sandbox';
 import { buildBaseline, countCoverage, findUnimportableModules, groupFailures, openPytestSandbox, runInstallSteps, summarizeResults } from '@envgen/testrun';
@@ -65,6 +66,8 @@ export interface EnvReport {
   unavailableAptPackages: string[];
   /** Installed packages older than the project's declared dependencies accept. */
   olderAptPackages: OlderPackage[];
+  /** The services (databases, caches) the project's CI starts beside its tests, which no sandbox has. */
+  ciServices: CiService[];
   notes: string[];
   fromCache: boolean;
   seconds: number;
@@ -272,6 +275,7 @@ export async function runEnv(options: EnvOptions, settings: Settings, logger: Lo
       missingAptPackages: packages.missing,
       unavailableAptPackages: packages.unavailable,
       olderAptPackages: packages.older,
+      ciServices: await readCiServices(worktree.path),
       notes: repo.notes,
       fromCache,
       seconds: (performance.now() - started) / 1000,

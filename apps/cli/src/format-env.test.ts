@@ -9,7 +9,7 @@ function report(tests: Partial<EnvReport['tests']>, more: Partial<EnvReport> = {
     sourceFiles: 1, testFiles: 1, entities: { functions: 1, methods: 0, classes: 0 },
     tests: { total: 0, passed: 0, failed: 0, error: 0, skipped: 0, flaky: 0, ...tests },
     flaky: [], untraced: [], failing: [], collectionErrors: [], suiteSeconds: [1], coverage: { coveredFunctions: 1, allFunctions: 1 }, importedElsewhere: [],
-    missingAptPackages: [], unavailableAptPackages: [], olderAptPackages: [], notes: [], fromCache: false, seconds: 1, ...more,
+    missingAptPackages: [], unavailableAptPackages: [], olderAptPackages: [], ciServices: [], notes: [], fromCache: false, seconds: 1, ...more,
   };
 }
 
@@ -65,6 +65,18 @@ describe("envgen env's report", () => {
     const text = formatEnvReport(report({ passed: 25, failed: 123 }, { failing }));
     expect(text).toContain(`123 × ${reason} (pymysql/tests/test_DictCursor.py::TestDictCursor::test_DictCursor, …): a connection was refused`);
     expect(text).toContain("the sandbox's private loopback has none and these tests are in no instance");
+  });
+
+  it("names the services the project's CI starts beside its tests, which the sandbox has not (coleifer/huey: Redis tests that skip themselves)", () => {
+    const ciServices = [
+      { name: 'redis', from: '.github/workflows/tests.yaml' },
+      { name: 'postgres', from: '.github/workflows/tests.yaml' },
+      { name: 'mariadb', from: '.gitlab-ci.yml' },
+    ];
+    expect(formatEnvReport(report({ passed: 269, skipped: 34 }, { ciServices }))).toContain(
+      "services  redis, postgres (.github/workflows/tests.yaml); mariadb (.gitlab-ci.yml): the project's CI starts these beside its tests, and the sandbox has none (no network but its own loopback): tests that need one fail or skip",
+    );
+    expect(formatEnvReport(report({ passed: 1 }))).not.toContain('services');
   });
 
   it('names the installed packages older than the project declares it needs (davidhalter/jedi: parso>=0.8.6, whose 3.13 grammar its conftest loads)', () => {

@@ -131,6 +131,11 @@ export function formatEnvReport(report: EnvReport): string {
   if (installable.length > 0) rows.push(['missing', `${install} ${installable.join(' ')}`]);
   if (report.unavailableAptPackages.length > 0) rows.push(['not in apt', `${report.unavailableAptPackages.join(' ')} (not in this machine's Debian archive)`]);
   if (report.olderAptPackages.length > 0) rows.push(['older', `${describeOlder(report.olderAptPackages)}: the project declares newer versions`]);
+  const services = [...new Set(report.ciServices.map((service) => service.from))].map((from) => `${report.ciServices.filter((service) => service.from === from).map((service) => service.name).join(', ')} (${from})`);
+  if (services.length > 0) {
+    // coleifer/huey's Redis and PostgreSQL: its Redis tests skip themselves where none answers.
+    rows.push(['services', `${services.join('; ')}: the project's CI starts these beside its tests, and the sandbox has none (no network but its own loopback): tests that need one fail or skip, and are in no instance`]);
+  }
   for (const submodule of report.profile.submodules ?? []) rows.push(['submodule', `${submodule.path} @ ${submodule.commit.slice(0, 8)} (checked out with the repo)`]);
   for (const entry of report.importedElsewhere) rows.push(['imported', `${entry.module} from ${entry.imported}, not the tree's ${entry.tree}`]);
   for (const note of report.notes) rows.push(['note', note]);

@@ -22,6 +22,8 @@ export type { CreateWorktreeOptions } from './worktree.js';
 export { readDeclaredDependencies, readDebianMap, normalizeDistribution, distributionsProviding, requirementName, DH_PYTHON_MAP } from './requirements.js';
 export type { DeclaredDependencies } from './requirements.js';
 export { readPackaging, installedMetadataStep } from './packaging.js';
+export { readCiServices } from './ci-services.js';
+export type { CiService } from './ci-services.js';
 export type { Packaging } from './packaging.js';
 export { detectProfile, deriveProfile, profileHash, isSkippedDir, DEFAULT_PYTHON, DEFAULT_TIMEOUT_MS, DEFAULT_TEST_TIMEOUT_MS } from './profile.js';
 export type { DetectProfileOptions, TreeListing } from './profile.js';
